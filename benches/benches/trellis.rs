@@ -1,0 +1,68 @@
+//! Criterion benchmarks of the exact trellis on single Ginkgo jets (issue 2 targets):
+//! N = 10, 12, 14, and a same-run baseline: brute-force enumeration of all trees at N = 8.
+//!
+//! Run: `cargo bench -p trellis-lab-benches`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use std::hint::black_box;
+use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
+use trellis_lab::exact::FullTrellis;
+use trellis_lab::search::{beam_search, default_beam_size, greedy};
+use trellis_lab::subset::Subset;
+use trellis_lab::tree::Tree;
+
+fn jet_with(n: usize) -> Jet {
+    generate_dataset(&GinkgoParams::qcd(), 1, n, n, 2021, 2_000_000, "bench")
+        .expect("the generator makes jets of this size")
+        .jets
+        .remove(0)
+}
+
+fn trellis(c: &mut Criterion) {
+    let mut g = c.benchmark_group("full_trellis");
+    g.sample_size(10);
+    for n in [8usize, 10, 12, 14] {
+        let m = jet_with(n).model();
+        g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter(|| {
+                let t = FullTrellis::build(black_box(m)).unwrap();
+                black_box((
+                    t.log_partition(),
+                    t.map_log_likelihood(),
+                    t.n_trees_finite(),
+                ))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn baselines(c: &mut Criterion) {
+    let mut g = c.benchmark_group("baselines");
+    g.sample_size(10);
+    let m = jet_with(8).model();
+    // Brute force: score all 135,135 trees of 8 leaves (what the trellis replaces).
+    let all = Tree::enumerate_all(Subset::full(8));
+    g.bench_function("enumerate_score_all_trees_8", |b| {
+        b.iter(|| {
+            black_box(
+                all.iter()
+                    .map(|t| t.log_likelihood(&m))
+                    .fold(f64::NEG_INFINITY, f64::max),
+            )
+        })
+    });
+    for n in [10usize, 14] {
+        let m = jet_with(n).model();
+        g.bench_with_input(BenchmarkId::new("beam_search", n), &m, |b, m| {
+            b.iter(|| black_box(beam_search(m, default_beam_size(n)).log_likelihood))
+        });
+        g.bench_with_input(BenchmarkId::new("greedy", n), &m, |b, m| {
+            b.iter(|| black_box(greedy(m).log_likelihood))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, trellis, baselines);
+criterion_main!(benches);

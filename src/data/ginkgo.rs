@@ -1,0 +1,449 @@
+//! Ginkgo toy jets: the invariant-mass generator of the Cluster Trellis paper era and the JSON
+//! dataset format of `../shared/data/ginkgo_jets/` (`{"source": ..., "jets": [...]}`, one object
+//! per jet with `name`, `n_leaves`, `t_cut`, `lam`, `lam_root`, `M_hard`, `leaves` as
+//! `[[E, px, py, pz], ...]`, and optionally `truth_tree` as nested lists of leaf indices,
+//! `truth_loglh` and `reference`).
+//!
+//! The generator (spec: `../shared/specs/ginkgo.md`): a node with four-vector `p` and scale `t_P`
+//! is a leaf if `t_P <= t_cut`; otherwise it decays into two children with scales
+//! `t_L = t_P u_L`, `t_R = (sqrt(t_P) - sqrt(t_L))^2 u_R`, `u ~ Exponential(λ)` redrawn while
+//! `u >= 1 - 1e-3` (rate `λ_root` at the root), back to back along a uniform direction in the
+//! parent's rest frame, then boosted to the lab frame. Leaves are listed depth first, left first.
+
+use crate::model::ginkgo::{FourVector, GinkgoModel};
+use crate::tree::{Node, Tree};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp, StandardNormal};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Reference results stored with some jets (`truth_9.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JetReference {
+    /// Exact MAP log-likelihood.
+    pub map_loglh: f64,
+    /// Exact log partition function.
+    pub log_z: f64,
+    /// Number of trees with finite likelihood.
+    pub n_trees_finite: u64,
+    /// Greedy log-likelihood of the reference implementation.
+    pub greedy_loglh: f64,
+    /// Beam-search log-likelihood of the reference implementation.
+    pub beam_loglh: f64,
+    /// Beam size the reference used.
+    pub beam_size: usize,
+}
+
+/// One jet: observed leaves, generator parameters, and (if known) the generator's tree.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Jet {
+    /// Name, unique within a dataset.
+    pub name: String,
+    /// Number of leaves (must equal `leaves.len()`).
+    pub n_leaves: usize,
+    /// Cut on squared mass below which a particle does not split.
+    pub t_cut: f64,
+    /// Decay rate of non-root splits.
+    pub lam: f64,
+    /// Decay rate of the root split.
+    pub lam_root: f64,
+    /// Mass of the jet (root scale is `M_hard^2`).
+    #[serde(rename = "M_hard")]
+    pub m_hard: f64,
+    /// Leaf four-vectors `(E, px, py, pz)`.
+    pub leaves: Vec<FourVector>,
+    /// The generator's tree as nested lists of leaf indices, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truth_tree: Option<serde_json::Value>,
+    /// Log-likelihood of the generator's tree under the paper-era likelihood, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truth_loglh: Option<f64>,
+    /// Reference results, if stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<JetReference>,
+}
+
+/// A set of jets with a note on where they come from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JetDataset {
+    /// Where the jets come from (generator settings or file of origin).
+    pub source: String,
+    /// The jets.
+    pub jets: Vec<Jet>,
+}
+
+/// Problems with jet data.
+#[derive(Debug, thiserror::Error)]
+pub enum JetError {
+    /// File could not be read.
+    #[error("cannot read jet file {path}: {source} (check the path)")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// File is not valid JSON in the expected schema.
+    #[error("jet file {path} is not in the ginkgo_jets JSON schema ({{\"source\", \"jets\": [{{name, n_leaves, t_cut, lam, lam_root, M_hard, leaves}}]}}): {msg}")]
+    Schema {
+        /// The file.
+        path: String,
+        /// What serde said.
+        msg: String,
+    },
+    /// A jet's values are not usable.
+    #[error("jet {name:?}: {msg}")]
+    Invalid {
+        /// The jet.
+        name: String,
+        /// What is wrong and how to fix it.
+        msg: String,
+    },
+    /// The generator could not make enough jets in the leaf range.
+    #[error("generated {got} of {want} jets with {min}..={max} leaves in {tries} tries; widen the leaf range or raise max_tries")]
+    TooFewJets {
+        /// Jets made.
+        got: usize,
+        /// Jets asked for.
+        want: usize,
+        /// Smallest leaf count.
+        min: usize,
+        /// Largest leaf count.
+        max: usize,
+        /// Tries used.
+        tries: usize,
+    },
+}
+
+impl Jet {
+    /// Checks that the jet can be scored: 1 to 64 leaves, finite values, positive energies,
+    /// `n_leaves` consistent, positive `t_cut` and rates, and a truth tree (if any) over the leaves.
+    pub fn validate(&self) -> Result<(), JetError> {
+        let bad = |msg: String| JetError::Invalid {
+            name: self.name.clone(),
+            msg,
+        };
+        if self.leaves.is_empty() {
+            return Err(bad("has no leaves".into()));
+        }
+        if self.leaves.len() > 64 {
+            return Err(bad(format!(
+                "has {} leaves; at most 64 are supported",
+                self.leaves.len()
+            )));
+        }
+        if self.n_leaves != self.leaves.len() {
+            return Err(bad(format!(
+                "n_leaves is {} but {} leaves are listed; make them agree",
+                self.n_leaves,
+                self.leaves.len()
+            )));
+        }
+        for (i, p) in self.leaves.iter().enumerate() {
+            if p.iter().any(|x| !x.is_finite()) {
+                return Err(bad(format!(
+                    "leaf {i} has a non-finite component {p:?}; remove or fix that particle"
+                )));
+            }
+            if p[0] <= 0.0 {
+                return Err(bad(format!(
+                    "leaf {i} has energy {} <= 0; energies must be positive",
+                    p[0]
+                )));
+            }
+        }
+        for (what, v) in [
+            ("t_cut", self.t_cut),
+            ("lam", self.lam),
+            ("lam_root", self.lam_root),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(format!("{what} = {v} must be a positive number")));
+            }
+        }
+        if let Some(t) = &self.truth_tree {
+            let tree = Tree::from_nested_json(t).map_err(|e| bad(format!("truth_tree: {e}")))?;
+            if tree.leaves() != crate::subset::Subset::full(self.leaves.len()) {
+                return Err(bad(
+                    "truth_tree does not cover exactly the leaves 0..n_leaves".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The paper-era likelihood model for this jet (rate `lam` for every split, as the reference).
+    pub fn model(&self) -> GinkgoModel {
+        GinkgoModel::new(self.leaves.clone(), self.t_cut, self.lam)
+    }
+
+    /// The generator's tree, if stored.
+    pub fn truth(&self) -> Option<Tree> {
+        self.truth_tree
+            .as_ref()
+            .and_then(|t| Tree::from_nested_json(t).ok())
+    }
+}
+
+impl JetDataset {
+    /// Reads and validates a dataset file.
+    pub fn load(path: &Path) -> Result<JetDataset, JetError> {
+        let text = std::fs::read_to_string(path).map_err(|source| JetError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json(&text).map_err(|e| match e {
+            JetError::Schema { msg, .. } => JetError::Schema {
+                path: path.display().to_string(),
+                msg,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses and validates a dataset from JSON text.
+    pub fn from_json(text: &str) -> Result<JetDataset, JetError> {
+        let ds: JetDataset = serde_json::from_str(text).map_err(|e| {
+            // JSON has no NaN or Infinity; Python writes them anyway. Say so plainly.
+            let nonfinite = ["NaN", "Infinity"].iter().any(|w| text.contains(w));
+            JetError::Schema {
+                path: "<input>".into(),
+                msg: if nonfinite {
+                    format!(
+                        "it contains NaN or Infinity values ({e}); remove or fix those particles"
+                    )
+                } else {
+                    e.to_string()
+                },
+            }
+        })?;
+        for j in &ds.jets {
+            j.validate()?;
+        }
+        Ok(ds)
+    }
+
+    /// The dataset as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("jets serialise")
+    }
+}
+
+/// Parameters of the Ginkgo generator.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GinkgoParams {
+    /// Cut on squared mass (paper: 16).
+    pub t_cut: f64,
+    /// Decay rate of non-root splits (paper: 1.5).
+    pub lambda: f64,
+    /// Decay rate of the root split (QCD 1.5, W 3.0).
+    pub lambda_root: f64,
+    /// Root scale `M_hard^2` (QCD 900, W 6400).
+    pub root_scale: f64,
+    /// Magnitude of the jet's momentum along (1,1,1)/sqrt(3) (paper: 400).
+    pub jet_momentum: f64,
+}
+
+impl GinkgoParams {
+    /// The paper's QCD settings: t_cut 16, λ = λ_root = 1.5, root scale 30^2.
+    pub fn qcd() -> GinkgoParams {
+        GinkgoParams {
+            t_cut: 16.0,
+            lambda: 1.5,
+            lambda_root: 1.5,
+            root_scale: 900.0,
+            jet_momentum: 400.0,
+        }
+    }
+
+    /// The paper era's W-jet settings: root scale 80^2, λ_root = 3.0, λ = 1.5.
+    pub fn w_jet() -> GinkgoParams {
+        GinkgoParams {
+            root_scale: 6400.0,
+            lambda_root: 3.0,
+            ..GinkgoParams::qcd()
+        }
+    }
+
+    /// The jet's four-vector.
+    pub fn jet_four_vector(&self) -> FourVector {
+        let c = self.jet_momentum / 3f64.sqrt();
+        [
+            (self.jet_momentum.powi(2) + self.root_scale).sqrt(),
+            c,
+            c,
+            c,
+        ]
+    }
+}
+
+/// Boosts `p` (given in the rest frame of `parent`) to the frame where `parent` has four-vector
+/// `parent`.
+fn boost(p: FourVector, parent: &FourVector, m_parent: f64) -> FourVector {
+    let e = parent[0];
+    let beta = [parent[1] / e, parent[2] / e, parent[3] / e];
+    let b2 = beta[0] * beta[0] + beta[1] * beta[1] + beta[2] * beta[2];
+    if b2 == 0.0 {
+        return p;
+    }
+    let gamma = e / m_parent;
+    let bq = beta[0] * p[1] + beta[1] * p[2] + beta[2] * p[3];
+    let coef = (gamma - 1.0) * bq / b2 + gamma * p[0];
+    [
+        gamma * (p[0] + bq),
+        p[1] + coef * beta[0],
+        p[2] + coef * beta[1],
+        p[3] + coef * beta[2],
+    ]
+}
+
+/// One generated jet: leaves in depth-first order and the tree over them.
+#[derive(Clone, Debug)]
+pub struct GeneratedJet {
+    /// Leaf four-vectors.
+    pub leaves: Vec<FourVector>,
+    /// The generator's tree.
+    pub tree: Tree,
+    /// Scale `t` of every internal node, in the tree's arena order (leaves have their own `t`).
+    pub scales: Vec<f64>,
+}
+
+/// Generates one jet with the invariant-mass Ginkgo shower.
+pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -> GeneratedJet {
+    struct Shower<'a, R: ?Sized> {
+        params: &'a GinkgoParams,
+        rng: &'a mut R,
+        leaves: Vec<FourVector>,
+        nodes: Vec<Node>,
+        scales: Vec<f64>,
+        exp: Exp<f64>,
+        exp_root: Exp<f64>,
+    }
+    impl<R: rand::Rng + ?Sized> Shower<'_, R> {
+        fn draw_u(&mut self, root: bool) -> f64 {
+            loop {
+                let u = if root {
+                    self.exp_root.sample(self.rng)
+                } else {
+                    self.exp.sample(self.rng)
+                };
+                if u < 1.0 - 1e-3 {
+                    return u;
+                }
+            }
+        }
+        fn node(&mut self, p: FourVector, t_p: f64, root: bool) -> usize {
+            if t_p <= self.params.t_cut {
+                self.nodes.push(Node::Leaf(self.leaves.len()));
+                self.leaves.push(p);
+                self.scales.push(t_p);
+                return self.nodes.len() - 1;
+            }
+            let r = loop {
+                let v: [f64; 3] = [
+                    StandardNormal.sample(self.rng),
+                    StandardNormal.sample(self.rng),
+                    StandardNormal.sample(self.rng),
+                ];
+                let norm = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                if norm > 0.0 {
+                    break [v[0] / norm, v[1] / norm, v[2] / norm];
+                }
+            };
+            let u_l = self.draw_u(root);
+            let u_r = self.draw_u(root);
+            let t_l = t_p * u_l;
+            let t_r = (t_p.sqrt() - t_l.sqrt()).powi(2) * u_r;
+            let m = t_p.sqrt();
+            let e_l = m / 2.0 * (1.0 + t_l / t_p - t_r / t_p);
+            let e_r = m / 2.0 * (1.0 + t_r / t_p - t_l / t_p);
+            let pstar = m / 2.0
+                * (1.0 - 2.0 * (t_l + t_r) / t_p + (t_l - t_r).powi(2) / (t_p * t_p))
+                    .max(0.0)
+                    .sqrt();
+            let left = boost([e_l, pstar * r[0], pstar * r[1], pstar * r[2]], &p, m);
+            let right = boost([e_r, -pstar * r[0], -pstar * r[1], -pstar * r[2]], &p, m);
+            let l = self.node(left, t_l, false);
+            let rr = self.node(right, t_r, false);
+            self.nodes.push(Node::Internal(l, rr));
+            self.scales.push(t_p);
+            self.nodes.len() - 1
+        }
+    }
+    let mut sh = Shower {
+        params,
+        rng,
+        leaves: Vec::new(),
+        nodes: Vec::new(),
+        scales: Vec::new(),
+        exp: Exp::new(params.lambda).expect("lambda > 0"),
+        exp_root: Exp::new(params.lambda_root).expect("lambda_root > 0"),
+    };
+    let root = sh.node(params.jet_four_vector(), params.root_scale, true);
+    let tree = Tree::from_arena(sh.nodes, root);
+    GeneratedJet {
+        leaves: sh.leaves,
+        tree,
+        scales: sh.scales,
+    }
+}
+
+/// Generates `n_jets` jets with `min_leaves <= N <= max_leaves` (both inclusive), keeping the
+/// first that fall in range, from one RNG seeded with `seed`. Jets are named `{prefix}[k]` and
+/// carry their truth tree and its log-likelihood under the paper-era model.
+pub fn generate_dataset(
+    params: &GinkgoParams,
+    n_jets: usize,
+    min_leaves: usize,
+    max_leaves: usize,
+    seed: u64,
+    max_tries: usize,
+    prefix: &str,
+) -> Result<JetDataset, JetError> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut jets = Vec::with_capacity(n_jets);
+    let mut tries = 0;
+    while jets.len() < n_jets {
+        if tries == max_tries {
+            return Err(JetError::TooFewJets {
+                got: jets.len(),
+                want: n_jets,
+                min: min_leaves,
+                max: max_leaves,
+                tries,
+            });
+        }
+        tries += 1;
+        let g = generate_jet(params, &mut rng);
+        let n = g.leaves.len();
+        if n < min_leaves || n > max_leaves || n > 64 {
+            continue;
+        }
+        let model = GinkgoModel::new(g.leaves.clone(), params.t_cut, params.lambda);
+        let truth_loglh = g.tree.log_likelihood(&model);
+        jets.push(Jet {
+            name: format!("{prefix}[{}]", jets.len()),
+            n_leaves: n,
+            t_cut: params.t_cut,
+            lam: params.lambda,
+            lam_root: params.lambda_root,
+            m_hard: params.root_scale.sqrt(),
+            leaves: g.leaves,
+            truth_tree: Some(g.tree.to_nested_json()),
+            truth_loglh: Some(truth_loglh),
+            reference: None,
+        });
+    }
+    Ok(JetDataset {
+        source: format!(
+            "trellis-lab Ginkgo generator: t_cut {}, lambda {}, lambda_root {}, root scale {}, {}..={} leaves, seed {seed}, {tries} tries",
+            params.t_cut, params.lambda, params.lambda_root, params.root_scale, min_leaves, max_leaves
+        ),
+        jets,
+    })
+}

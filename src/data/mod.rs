@@ -1,0 +1,3 @@
+//! Data sources: generators and loaders. They know nothing of algorithms.
+
+pub mod ginkgo;

@@ -1,0 +1,424 @@
+//! Experiment configuration: one TOML file per experiment (`configs/*.toml`).
+//!
+//! Every key is named and documented here; unknown keys are an error. Example (the paper's
+//! Table 1 setting, `configs/jets.toml`):
+//!
+//! ```toml
+//! [experiment]
+//! name = "jets"          # results go to <output_dir>/<name>/
+//! seed = 20211130        # all randomness derives from it
+//!
+//! [data]
+//! source = "generate"    # or "file" with `path = "jets.json"`
+//! n_jets = 4430
+//! min_leaves = 5
+//! max_leaves = 10        # inclusive
+//!
+//! [algorithms]
+//! trellis = true
+//! beam = true
+//! greedy = true
+//! ```
+
+use crate::data::ginkgo::GinkgoParams;
+use crate::search::Dedup;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A whole experiment configuration.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Name, seed, output location, threads.
+    pub experiment: ExperimentSection,
+    /// Where the jets come from.
+    pub data: DataSection,
+    /// Which algorithms run, with their parameters.
+    #[serde(default)]
+    pub algorithms: AlgorithmsSection,
+    /// Paper values to compare against (optional).
+    #[serde(default)]
+    pub expected: Option<ExpectedSection>,
+}
+
+/// `[experiment]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSection {
+    /// Name of the run; results are written to `<output_dir>/<name>/`.
+    pub name: String,
+    /// Master seed: the jets generated and every random choice derive from it.
+    pub seed: u64,
+    /// Folder for results (default `results`, relative to the working directory).
+    #[serde(default = "default_output_dir")]
+    pub output_dir: PathBuf,
+    /// Worker threads (0 = one per core). Results do not depend on it.
+    #[serde(default)]
+    pub threads: usize,
+}
+
+fn default_output_dir() -> PathBuf {
+    PathBuf::from("results")
+}
+
+/// Where jets come from.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSource {
+    /// Generate with the Ginkgo shower.
+    Generate,
+    /// Read a JSON file in the schema of `../shared/data/ginkgo_jets/`.
+    File,
+}
+
+/// Jet flavour of the generator.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum JetType {
+    /// QCD jets: root scale 30^2, λ_root = λ = 1.5.
+    #[default]
+    Qcd,
+    /// W jets: root scale 80^2, λ_root = 3.0, λ = 1.5.
+    W,
+}
+
+/// `[data]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DataSection {
+    /// `"generate"` or `"file"`.
+    pub source: DataSource,
+    /// With `source = "file"`: the dataset (relative paths are relative to the config file).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// With `source = "generate"`: number of jets to keep.
+    #[serde(default)]
+    pub n_jets: Option<usize>,
+    /// Smallest leaf count kept (inclusive, default 1).
+    #[serde(default)]
+    pub min_leaves: Option<usize>,
+    /// Largest leaf count kept (inclusive, default 64).
+    #[serde(default)]
+    pub max_leaves: Option<usize>,
+    /// Generator tries before giving up (default 100 per jet asked for).
+    #[serde(default)]
+    pub max_tries: Option<usize>,
+    /// `"qcd"` (default) or `"w"`: sets the defaults of the physics keys below.
+    #[serde(default)]
+    pub jet_type: JetType,
+    /// Cut on squared mass (default 16).
+    #[serde(default)]
+    pub t_cut: Option<f64>,
+    /// Decay rate of non-root splits (default 1.5).
+    #[serde(default)]
+    pub lambda: Option<f64>,
+    /// Decay rate of the root split (default 1.5 for QCD, 3.0 for W).
+    #[serde(default)]
+    pub lambda_root: Option<f64>,
+    /// Root scale, the squared jet mass (default 900 for QCD, 6400 for W).
+    #[serde(default)]
+    pub root_scale: Option<f64>,
+    /// Jet momentum magnitude along (1,1,1)/sqrt(3) (default 400).
+    #[serde(default)]
+    pub jet_momentum: Option<f64>,
+}
+
+/// `[algorithms]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AlgorithmsSection {
+    /// Run the exact full trellis (log Z, MAP, finite-tree count).
+    #[serde(default = "yes")]
+    pub trellis: bool,
+    /// Largest N the exact trellis accepts (default 22); larger jets are an error.
+    #[serde(default = "default_max_exact")]
+    pub max_exact_leaves: usize,
+    /// Run beam search.
+    #[serde(default = "yes")]
+    pub beam: bool,
+    /// Beam size; absent = the paper's rule min(3N, N(N-1)/2).
+    #[serde(default)]
+    pub beam_size: Option<usize>,
+    /// Duplicate rule: `"clusters"` (exact, default) or `"equal_total"` (the reference's).
+    #[serde(default)]
+    pub beam_dedup: Dedup,
+    /// Run greedy agglomeration.
+    #[serde(default = "yes")]
+    pub greedy: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_max_exact() -> usize {
+    crate::exact::full::DEFAULT_MAX_LEAVES
+}
+
+impl Default for AlgorithmsSection {
+    fn default() -> Self {
+        AlgorithmsSection {
+            trellis: true,
+            max_exact_leaves: default_max_exact(),
+            beam: true,
+            beam_size: None,
+            beam_dedup: Dedup::default(),
+            greedy: true,
+        }
+    }
+}
+
+/// `[expected]`: the paper's Table 1, for the comparison written next to the results.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedSection {
+    /// Where the numbers come from.
+    pub source: String,
+    /// Largest allowed |ours - paper| for the mean differences.
+    pub tolerance: f64,
+    /// Mean and std of trellis - beam.
+    pub trellis_minus_beam: [f64; 2],
+    /// Mean and std of trellis - greedy.
+    pub trellis_minus_greedy: [f64; 2],
+    /// Mean and std of beam - greedy.
+    pub beam_minus_greedy: [f64; 2],
+    /// Mean and std of the per-algorithm log-likelihoods: trellis, beam, greedy, truth.
+    #[serde(default)]
+    pub means: Option<[[f64; 2]; 4]>,
+}
+
+/// Problems with a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// File missing or unreadable.
+    #[error("cannot read config {path}: {source} (check the path)")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Not valid TOML or unknown/mistyped keys.
+    #[error("config {path}: {msg}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What toml/serde said, in one line.
+        msg: String,
+    },
+    /// Values that do not fit together.
+    #[error("config {path}: {msg}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong and how to fix it.
+        msg: String,
+    },
+}
+
+impl Config {
+    /// Reads, parses and checks a config file; relative data paths become relative to it.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let mut cfg = Config::parse(&text).map_err(|e| match e {
+            ConfigError::Parse { msg, .. } => ConfigError::Parse {
+                path: path.display().to_string(),
+                msg,
+            },
+            ConfigError::Invalid { msg, .. } => ConfigError::Invalid {
+                path: path.display().to_string(),
+                msg,
+            },
+            other => other,
+        })?;
+        if let Some(p) = &cfg.data.path {
+            if p.is_relative() {
+                let base = path.parent().unwrap_or(Path::new("."));
+                cfg.data.path = Some(base.join(p));
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Parses and checks config text.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: "<input>".into(),
+            msg: one_line(&e.to_string()),
+        })?;
+        cfg.check().map_err(|msg| ConfigError::Invalid {
+            path: "<input>".into(),
+            msg,
+        })?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let name = &self.experiment.name;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "experiment.name {name:?} must be a non-empty folder name of letters, digits, '_' or '-'"
+            ));
+        }
+        let d = &self.data;
+        match d.source {
+            DataSource::File => {
+                if d.path.is_none() {
+                    return Err("data.source = \"file\" needs data.path = \"FILE.json\"".into());
+                }
+                for (k, set) in [
+                    ("n_jets", d.n_jets.is_some()),
+                    ("max_tries", d.max_tries.is_some()),
+                    ("t_cut", d.t_cut.is_some()),
+                    ("lambda", d.lambda.is_some()),
+                    ("lambda_root", d.lambda_root.is_some()),
+                    ("root_scale", d.root_scale.is_some()),
+                    ("jet_momentum", d.jet_momentum.is_some()),
+                ] {
+                    if set {
+                        return Err(format!(
+                            "data.{k} only applies to data.source = \"generate\"; remove it (jets from a file carry their own parameters)"
+                        ));
+                    }
+                }
+            }
+            DataSource::Generate => {
+                if d.path.is_some() {
+                    return Err("data.path only applies to data.source = \"file\"".into());
+                }
+                match d.n_jets {
+                    None | Some(0) => {
+                        return Err("data.source = \"generate\" needs data.n_jets >= 1".into())
+                    }
+                    _ => {}
+                }
+                let p = self.generator_params();
+                for (k, v) in [
+                    ("t_cut", p.t_cut),
+                    ("lambda", p.lambda),
+                    ("lambda_root", p.lambda_root),
+                    ("root_scale", p.root_scale),
+                    ("jet_momentum", p.jet_momentum),
+                ] {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(format!("data.{k} = {v} must be a positive number"));
+                    }
+                }
+                if p.root_scale <= p.t_cut {
+                    return Err(
+                        "data.root_scale must exceed data.t_cut, or every jet is a single particle"
+                            .into(),
+                    );
+                }
+            }
+        }
+        let (lo, hi) = self.leaf_range();
+        if lo < 1 || lo > hi || hi > 64 {
+            return Err(format!(
+                "leaf range {lo}..={hi} is empty or out of 1..=64; set data.min_leaves <= data.max_leaves <= 64"
+            ));
+        }
+        if self.algorithms.beam_size == Some(0) {
+            return Err(
+                "algorithms.beam_size must be at least 1 (or absent for the paper's rule)".into(),
+            );
+        }
+        if self.algorithms.trellis && self.algorithms.max_exact_leaves > 40 {
+            return Err(
+                "algorithms.max_exact_leaves above 40 cannot fit in memory; use at most 30".into(),
+            );
+        }
+        if self.algorithms.trellis
+            && d.source == DataSource::Generate
+            && hi > self.algorithms.max_exact_leaves
+        {
+            return Err(format!(
+                "data.max_leaves = {hi} exceeds algorithms.max_exact_leaves = {}: lower max_leaves, raise max_exact_leaves, or set algorithms.trellis = false",
+                self.algorithms.max_exact_leaves
+            ));
+        }
+        Ok(())
+    }
+
+    /// The inclusive leaf-count range jets must fall in.
+    pub fn leaf_range(&self) -> (usize, usize) {
+        (
+            self.data.min_leaves.unwrap_or(1),
+            self.data.max_leaves.unwrap_or(64),
+        )
+    }
+
+    /// Generator parameters: the jet type's defaults overridden by any key set.
+    pub fn generator_params(&self) -> GinkgoParams {
+        let base = match self.data.jet_type {
+            JetType::Qcd => GinkgoParams::qcd(),
+            JetType::W => GinkgoParams::w_jet(),
+        };
+        let d = &self.data;
+        GinkgoParams {
+            t_cut: d.t_cut.unwrap_or(base.t_cut),
+            lambda: d.lambda.unwrap_or(base.lambda),
+            lambda_root: d.lambda_root.unwrap_or(base.lambda_root),
+            root_scale: d.root_scale.unwrap_or(base.root_scale),
+            jet_momentum: d.jet_momentum.unwrap_or(base.jet_momentum),
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+        [experiment]
+        name = "t"
+        seed = 1
+        [data]
+        source = "generate"
+        n_jets = 3
+        min_leaves = 3
+        max_leaves = 6
+    "#;
+
+    #[test]
+    fn parses_minimal_generate_config() {
+        let c = Config::parse(OK).unwrap();
+        assert_eq!(c.leaf_range(), (3, 6));
+        assert_eq!(c.generator_params(), GinkgoParams::qcd());
+        assert!(c.algorithms.trellis && c.algorithms.beam && c.algorithms.greedy);
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let bad = OK.replace("n_jets = 3", "n_jest = 3");
+        let e = Config::parse(&bad).unwrap_err().to_string();
+        assert!(e.contains("n_jest"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn inconsistent_values_are_errors() {
+        for (from, to, needle) in [
+            ("max_leaves = 6", "max_leaves = 30", "max_exact_leaves"),
+            ("n_jets = 3", "n_jets = 0", "n_jets"),
+            ("source = \"generate\"", "source = \"file\"", "data.path"),
+            ("name = \"t\"", "name = \"a/b\"", "experiment.name"),
+        ] {
+            let e = Config::parse(&OK.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{to}: {e}");
+        }
+    }
+}

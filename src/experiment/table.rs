@@ -1,0 +1,126 @@
+//! Long-format tables: built column by column, written to Parquet atomically (temporary file in
+//! the same folder, then rename), read back with polars.
+
+use anyhow::{Context, Result};
+use polars::prelude::{
+    Column, DataFrame, NamedFrom, ParquetReader, ParquetWriter, SerReader, Series,
+};
+use std::path::Path;
+
+/// A table under construction: named columns of equal length.
+#[derive(Default)]
+pub struct Table {
+    columns: Vec<Column>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new() -> Table {
+        Table::default()
+    }
+
+    /// Adds a text column.
+    pub fn str<S: AsRef<str>>(mut self, name: &str, values: &[S]) -> Table {
+        let v: Vec<&str> = values.iter().map(|s| s.as_ref()).collect();
+        self.columns
+            .push(Column::new(name.into(), Series::new(name.into(), v)));
+        self
+    }
+
+    /// Adds a float column (`None` = null).
+    pub fn f64(mut self, name: &str, values: &[Option<f64>]) -> Table {
+        self.columns
+            .push(Series::new(name.into(), values.to_vec()).into());
+        self
+    }
+
+    /// Adds an unsigned integer column (`None` = null).
+    pub fn u64(mut self, name: &str, values: &[Option<u64>]) -> Table {
+        self.columns
+            .push(Series::new(name.into(), values.to_vec()).into());
+        self
+    }
+
+    /// The polars DataFrame.
+    pub fn into_frame(self) -> Result<DataFrame> {
+        DataFrame::new_infer_height(self.columns).context("building a table")
+    }
+
+    /// Writes the table to `path` as Parquet, atomically.
+    pub fn write_parquet(self, path: &Path) -> Result<()> {
+        let mut df = self.into_frame()?;
+        write_parquet(&mut df, path)
+    }
+}
+
+/// Writes `df` to `path` as Parquet via a temporary file and a rename.
+pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
+    let tmp = super::tmp_path(path);
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    ParquetWriter::new(file)
+        .finish(df)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} into place", path.display()))?;
+    Ok(())
+}
+
+/// Reads a Parquet file.
+pub fn read_parquet(path: &Path) -> Result<DataFrame> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    ParquetReader::new(file)
+        .finish()
+        .with_context(|| format!("reading {}", path.display()))
+}
+
+/// A float column of `df` as a vector (nulls as `None`).
+pub fn f64_column(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
+    let c = df.column(name)?;
+    let ca = c.f64()?;
+    Ok((0..ca.len()).map(|i| ca.get(i)).collect())
+}
+
+/// An unsigned integer column of `df` as a vector (nulls as `None`).
+pub fn u64_column(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
+    let c = df.column(name)?;
+    let ca = c.u64()?;
+    Ok((0..ca.len()).map(|i| ca.get(i)).collect())
+}
+
+/// A text column of `df` as a vector (nulls as empty strings).
+pub fn str_column(df: &DataFrame, name: &str) -> Result<Vec<String>> {
+    let c = df.column(name)?;
+    let ca = c.str()?;
+    Ok((0..ca.len())
+        .map(|i| ca.get(i).unwrap_or_default().to_string())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parquet_round_trip() {
+        let dir = std::env::temp_dir().join(format!("trellis-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.parquet");
+        Table::new()
+            .str("name", &["a", "b"])
+            .f64("x", &[Some(1.5), None])
+            .u64("n", &[Some(3), Some(4)])
+            .write_parquet(&p)
+            .unwrap();
+        let df = read_parquet(&p).unwrap();
+        assert_eq!(df.height(), 2);
+        assert_eq!(f64_column(&df, "x").unwrap(), vec![Some(1.5), None]);
+        assert_eq!(str_column(&df, "name").unwrap(), vec!["a", "b"]);
+        assert!(
+            std::fs::read_dir(&dir).unwrap().count() == 1,
+            "no temporary file left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,103 @@
+//! Energy models over hierarchies: one file per model, all behind [`SplitModel`].
+//!
+//! A model gives the log-potential `log psi(A, B)` of merging sibling clusters `A` and `B`; a
+//! tree's energy (log-likelihood) is the sum over its internal nodes. `-inf` is a legal value (a
+//! forbidden split) and flows through every algorithm.
+//!
+//! Models keep per-cluster statistics ([`SplitModel::Stat`], e.g. summed four-vectors) so that a
+//! split costs O(1) once the statistics of `A`, `B` and `A ∪ B` are known. The exact trellis
+//! precomputes them for all `2^N` subsets with [`SplitModel::stat_table`]; search algorithms
+//! compute them on demand with [`SplitModel::stat`].
+
+pub mod ginkgo;
+
+pub use ginkgo::GinkgoModel;
+
+use crate::subset::Subset;
+
+/// A model of hierarchies whose potential factorises over sibling pairs.
+pub trait SplitModel: Sync {
+    /// Per-cluster statistics the potential needs (cheap to copy).
+    type Stat: Clone + Send + Sync;
+
+    /// Number of leaves `N`; clusters are subsets of `0..N`.
+    fn n_leaves(&self) -> usize;
+
+    /// The statistics of cluster `s` (computed directly, O(|s|)).
+    fn stat(&self, s: Subset) -> Self::Stat;
+
+    /// The statistics of every subset of `0..N`, indexed by bitmask. The default calls
+    /// [`SplitModel::stat`] for each subset; models override it with an O(1)-per-subset recurrence.
+    fn stat_table(&self) -> Vec<Self::Stat> {
+        (0..1u64 << self.n_leaves())
+            .map(|b| self.stat(Subset(b)))
+            .collect()
+    }
+
+    /// `log psi(A, B)` given the statistics of `A`, `B` and `parent = A ∪ B`.
+    fn log_psi_with(
+        &self,
+        a: Subset,
+        sa: &Self::Stat,
+        b: Subset,
+        sb: &Self::Stat,
+        parent: &Self::Stat,
+    ) -> f64;
+
+    /// `log psi(A, B)` for disjoint non-empty clusters `A` and `B`.
+    fn log_psi(&self, a: Subset, b: Subset) -> f64 {
+        let sa = self.stat(a);
+        let sb = self.stat(b);
+        let sp = self.stat(a.union(b));
+        self.log_psi_with(a, &sa, b, &sb, &sp)
+    }
+}
+
+/// `log(1 - exp(-x))` for `x >= 0`, accurate for small and large `x` (`-inf` at `x = 0`).
+#[inline]
+pub fn log1mexp(x: f64) -> f64 {
+    if x > std::f64::consts::LN_2 {
+        (-(-x).exp()).ln_1p()
+    } else {
+        (-(-x).exp_m1()).ln()
+    }
+}
+
+/// `log(exp(a) + exp(b))`, exact for `-inf` arguments.
+#[inline]
+pub fn log_add_exp(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    if hi == f64::NEG_INFINITY {
+        return f64::NEG_INFINITY;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log1mexp_is_accurate() {
+        for &x in &[1e-3f64, 0.5, 0.7, 1.0, 5.0, 40.0] {
+            let want = (1.0 - (-x).exp()).ln();
+            let got = log1mexp(x);
+            assert!((got - want).abs() <= 1e-12 * want.abs() + 1e-15, "{x}");
+        }
+        // Series: log(1 - e^-x) = log x - x/2 + x^2/24 + O(x^4).
+        let x = 1e-6;
+        assert!((log1mexp(x) - (x.ln() - x / 2.0 + x * x / 24.0)).abs() < 1e-15);
+        assert_eq!(log1mexp(0.0), f64::NEG_INFINITY);
+        assert!((log1mexp(1e-20) - (1e-20f64).ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn log_add_exp_handles_infinities() {
+        assert_eq!(
+            log_add_exp(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(log_add_exp(f64::NEG_INFINITY, 1.5), 1.5);
+        assert!((log_add_exp(0.0, 0.0) - 2f64.ln()).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,460 @@
+//! [`Tree`]: a binary hierarchy over leaves `0..N`, with Newick I/O and a canonical form.
+//!
+//! A tree stores only its topology; every number (log-likelihood, cost) is recomputed from a
+//! model. Two trees are equal when they have the same set of clusters ([`Tree::clusters`]),
+//! whatever the order of children; [`Tree::to_newick`] writes the canonical form (children ordered
+//! by their lowest leaf), so equal trees print the same string.
+
+use crate::model::SplitModel;
+use crate::subset::Subset;
+use std::fmt;
+
+/// One node of a [`Tree`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// A leaf with its index in `0..N`.
+    Leaf(usize),
+    /// An internal node with the arena indices of its two children.
+    Internal(usize, usize),
+}
+
+/// A rooted binary tree whose leaves are distinct indices (an arena of [`Node`]s).
+#[derive(Clone, Debug)]
+pub struct Tree {
+    nodes: Vec<Node>,
+    root: usize,
+}
+
+/// Errors from parsing or building trees.
+#[derive(Debug, thiserror::Error)]
+pub enum TreeError {
+    /// Malformed Newick text.
+    #[error("malformed Newick at byte {pos}: {msg}")]
+    Newick {
+        /// Byte offset of the problem.
+        pos: usize,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A nested-list tree that is not binary or has bad leaf labels.
+    #[error("invalid tree: {0}")]
+    Invalid(String),
+}
+
+impl Tree {
+    /// A tree that is a single leaf.
+    pub fn leaf(i: usize) -> Tree {
+        Tree {
+            nodes: vec![Node::Leaf(i)],
+            root: 0,
+        }
+    }
+
+    /// The tree whose root has children `a` and `b`.
+    pub fn join(a: Tree, b: Tree) -> Tree {
+        let mut nodes = a.nodes;
+        let offset = nodes.len();
+        nodes.extend(b.nodes.into_iter().map(|n| match n {
+            Node::Leaf(i) => Node::Leaf(i),
+            Node::Internal(l, r) => Node::Internal(l + offset, r + offset),
+        }));
+        let root = nodes.len();
+        nodes.push(Node::Internal(a.root, b.root + offset));
+        Tree { nodes, root }
+    }
+
+    /// Builds the tree over `root` by asking `split` for the two children of every cluster with
+    /// more than one leaf (as a dynamic programme's back-pointers do).
+    pub fn from_splits(root: Subset, mut split: impl FnMut(Subset) -> (Subset, Subset)) -> Tree {
+        fn build(
+            s: Subset,
+            split: &mut dyn FnMut(Subset) -> (Subset, Subset),
+            nodes: &mut Vec<Node>,
+        ) -> usize {
+            if s.is_singleton() {
+                nodes.push(Node::Leaf(s.lowest().unwrap()));
+            } else {
+                let (a, b) = split(s);
+                debug_assert!(
+                    a.union(b) == s && a.is_disjoint(b) && !a.is_empty() && !b.is_empty()
+                );
+                let l = build(a, split, nodes);
+                let r = build(b, split, nodes);
+                nodes.push(Node::Internal(l, r));
+            }
+            nodes.len() - 1
+        }
+        assert!(!root.is_empty(), "a tree needs at least one leaf");
+        let mut nodes = Vec::with_capacity(2 * root.len());
+        let r = build(root, &mut split, &mut nodes);
+        Tree { nodes, root: r }
+    }
+
+    /// A tree from an arena of nodes and its root index (children need not precede parents).
+    ///
+    /// # Panics
+    /// If a child index is out of range.
+    pub fn from_arena(nodes: Vec<Node>, root: usize) -> Tree {
+        for n in &nodes {
+            if let Node::Internal(l, r) = *n {
+                assert!(
+                    l < nodes.len() && r < nodes.len(),
+                    "child index out of range"
+                );
+            }
+        }
+        assert!(root < nodes.len(), "root index out of range");
+        Tree { nodes, root }
+    }
+
+    /// The arena of nodes.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Arena index of the root.
+    pub fn root(&self) -> usize {
+        self.root
+    }
+
+    /// Number of leaves.
+    pub fn n_leaves(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Leaf(_)))
+            .count()
+    }
+
+    /// The set of all leaves.
+    pub fn leaves(&self) -> Subset {
+        self.nodes.iter().fold(Subset::EMPTY, |s, n| match n {
+            Node::Leaf(i) => s.union(Subset::singleton(*i)),
+            Node::Internal(..) => s,
+        })
+    }
+
+    /// The cluster (leaf set) under every arena node, indexed like [`Tree::nodes`].
+    pub fn node_clusters(&self) -> Vec<Subset> {
+        let mut out = vec![Subset::EMPTY; self.nodes.len()];
+        // Children always precede parents in arenas built by this module; do it robustly anyway.
+        fn visit(t: &Tree, v: usize, out: &mut [Subset]) -> Subset {
+            let s = match t.nodes[v] {
+                Node::Leaf(i) => Subset::singleton(i),
+                Node::Internal(l, r) => visit(t, l, out).union(visit(t, r, out)),
+            };
+            out[v] = s;
+            s
+        }
+        visit(self, self.root, &mut out);
+        out
+    }
+
+    /// Every cluster of the tree (leaves, internal nodes and the root), sorted; equal for two trees
+    /// exactly when they encode the same hierarchy.
+    pub fn clusters(&self) -> Vec<Subset> {
+        let mut c = self.node_clusters();
+        c.sort_unstable();
+        c
+    }
+
+    /// The sibling pair `(A, B)` of every internal node, `A` holding the lower leaf.
+    pub fn splits(&self) -> Vec<(Subset, Subset)> {
+        let cl = self.node_clusters();
+        self.nodes
+            .iter()
+            .filter_map(|n| match *n {
+                Node::Internal(l, r) => {
+                    let (a, b) = (cl[l], cl[r]);
+                    Some(if a.lowest() < b.lowest() {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    })
+                }
+                Node::Leaf(_) => None,
+            })
+            .collect()
+    }
+
+    /// The sum of `log psi` over the internal nodes: the tree's log-likelihood (energy) under
+    /// `model`. `-inf` when any split is forbidden.
+    pub fn log_likelihood<M: SplitModel + ?Sized>(&self, model: &M) -> f64 {
+        self.splits()
+            .iter()
+            .map(|&(a, b)| model.log_psi(a, b))
+            .sum()
+    }
+
+    /// Canonical Newick with integer leaf labels, e.g. `((0,1),2);`.
+    pub fn to_newick(&self) -> String {
+        self.to_newick_with(|i| i.to_string())
+    }
+
+    /// Canonical Newick with leaf labels given by `name`.
+    pub fn to_newick_with(&self, name: impl Fn(usize) -> String) -> String {
+        let cl = self.node_clusters();
+        let mut s = String::new();
+        fn write(
+            t: &Tree,
+            v: usize,
+            cl: &[Subset],
+            name: &dyn Fn(usize) -> String,
+            s: &mut String,
+        ) {
+            match t.nodes[v] {
+                Node::Leaf(i) => s.push_str(&name(i)),
+                Node::Internal(l, r) => {
+                    let (a, b) = if cl[l].lowest() < cl[r].lowest() {
+                        (l, r)
+                    } else {
+                        (r, l)
+                    };
+                    s.push('(');
+                    write(t, a, cl, name, s);
+                    s.push(',');
+                    write(t, b, cl, name, s);
+                    s.push(')');
+                }
+            }
+        }
+        write(self, self.root, &cl, &name, &mut s);
+        s.push(';');
+        s
+    }
+
+    /// Parses Newick whose leaf labels are integer indices (branch lengths after `:` and internal
+    /// node labels are accepted and ignored). Every internal node must have exactly two children
+    /// and every leaf index must appear once.
+    pub fn from_newick(text: &str) -> Result<Tree, TreeError> {
+        let bytes = text.as_bytes();
+        let mut pos = 0usize;
+        let mut nodes = Vec::new();
+        fn skip_ws(b: &[u8], pos: &mut usize) {
+            while *pos < b.len() && b[*pos].is_ascii_whitespace() {
+                *pos += 1;
+            }
+        }
+        fn err(pos: usize, msg: &str) -> TreeError {
+            TreeError::Newick {
+                pos,
+                msg: msg.to_string(),
+            }
+        }
+        fn skip_label_and_length(b: &[u8], pos: &mut usize) {
+            while *pos < b.len() && !matches!(b[*pos], b',' | b')' | b';' | b'(') {
+                *pos += 1;
+            }
+        }
+        fn parse(b: &[u8], pos: &mut usize, nodes: &mut Vec<Node>) -> Result<usize, TreeError> {
+            skip_ws(b, pos);
+            if *pos >= b.len() {
+                return Err(err(*pos, "unexpected end of input"));
+            }
+            if b[*pos] == b'(' {
+                *pos += 1;
+                let l = parse(b, pos, nodes)?;
+                skip_ws(b, pos);
+                if *pos >= b.len() || b[*pos] != b',' {
+                    return Err(err(
+                        *pos,
+                        "expected ',' (internal nodes must have two children)",
+                    ));
+                }
+                *pos += 1;
+                let r = parse(b, pos, nodes)?;
+                skip_ws(b, pos);
+                if *pos >= b.len() || b[*pos] != b')' {
+                    return Err(err(
+                        *pos,
+                        "expected ')' (internal nodes must have exactly two children)",
+                    ));
+                }
+                *pos += 1;
+                skip_label_and_length(b, pos);
+                nodes.push(Node::Internal(l, r));
+            } else {
+                let start = *pos;
+                while *pos < b.len() && b[*pos].is_ascii_digit() {
+                    *pos += 1;
+                }
+                let label = std::str::from_utf8(&b[start..*pos]).unwrap();
+                let i: usize = label
+                    .parse()
+                    .map_err(|_| err(start, "expected a leaf index (a non-negative integer)"))?;
+                if i >= Subset::MAX_LEAVES {
+                    return Err(err(start, "leaf index must be below 64"));
+                }
+                // Optional branch length.
+                skip_ws(b, pos);
+                if *pos < b.len() && b[*pos] == b':' {
+                    skip_label_and_length(b, pos);
+                }
+                nodes.push(Node::Leaf(i));
+            }
+            Ok(nodes.len() - 1)
+        }
+        let root = parse(bytes, &mut pos, &mut nodes)?;
+        skip_ws(bytes, &mut pos);
+        if pos < bytes.len() && bytes[pos] == b';' {
+            pos += 1;
+        }
+        skip_ws(bytes, &mut pos);
+        if pos != bytes.len() {
+            return Err(err(pos, "trailing characters after the tree"));
+        }
+        let t = Tree { nodes, root };
+        t.check_distinct_leaves()?;
+        Ok(t)
+    }
+
+    /// Builds a tree from nested JSON lists of leaf indices, e.g. `[[0, 1], 2]` (the `truth_tree`
+    /// field of the Ginkgo jet files).
+    pub fn from_nested_json(v: &serde_json::Value) -> Result<Tree, TreeError> {
+        fn build(v: &serde_json::Value, nodes: &mut Vec<Node>) -> Result<usize, TreeError> {
+            match v {
+                serde_json::Value::Number(n) => {
+                    let i = n
+                        .as_u64()
+                        .filter(|&i| i < 64)
+                        .ok_or_else(|| TreeError::Invalid(format!("bad leaf label {n}")))?;
+                    nodes.push(Node::Leaf(i as usize));
+                }
+                serde_json::Value::Array(a) if a.len() == 2 => {
+                    let l = build(&a[0], nodes)?;
+                    let r = build(&a[1], nodes)?;
+                    nodes.push(Node::Internal(l, r));
+                }
+                serde_json::Value::Array(a) if a.len() == 1 => return build(&a[0], nodes),
+                other => {
+                    return Err(TreeError::Invalid(format!(
+                        "expected a leaf index or a pair of subtrees, got {other}"
+                    )))
+                }
+            }
+            Ok(nodes.len() - 1)
+        }
+        let mut nodes = Vec::new();
+        let root = build(v, &mut nodes)?;
+        let t = Tree { nodes, root };
+        t.check_distinct_leaves()?;
+        Ok(t)
+    }
+
+    /// The tree as nested JSON lists of leaf indices (canonical child order).
+    pub fn to_nested_json(&self) -> serde_json::Value {
+        let cl = self.node_clusters();
+        fn go(t: &Tree, v: usize, cl: &[Subset]) -> serde_json::Value {
+            match t.nodes[v] {
+                Node::Leaf(i) => serde_json::Value::from(i),
+                Node::Internal(l, r) => {
+                    let (a, b) = if cl[l].lowest() < cl[r].lowest() {
+                        (l, r)
+                    } else {
+                        (r, l)
+                    };
+                    serde_json::Value::Array(vec![go(t, a, cl), go(t, b, cl)])
+                }
+            }
+        }
+        go(self, self.root, &cl)
+    }
+
+    fn check_distinct_leaves(&self) -> Result<(), TreeError> {
+        let mut seen = Subset::EMPTY;
+        for n in &self.nodes {
+            if let Node::Leaf(i) = *n {
+                if seen.contains(i) {
+                    return Err(TreeError::Invalid(format!("leaf {i} appears twice")));
+                }
+                seen = seen.union(Subset::singleton(i));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every binary tree over the leaves of `leaves`: `(2k-3)!!` trees for `k` leaves. Meant for
+    /// brute-force checks on small sets (k <= 9 gives 2,027,025 trees).
+    pub fn enumerate_all(leaves: Subset) -> Vec<Tree> {
+        if leaves.is_singleton() {
+            return vec![Tree::leaf(leaves.lowest().unwrap())];
+        }
+        let mut out = Vec::new();
+        for (a, b) in leaves.splits() {
+            let ta = Tree::enumerate_all(a);
+            let tb = Tree::enumerate_all(b);
+            for x in &ta {
+                for y in &tb {
+                    out.push(Tree::join(x.clone(), y.clone()));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl PartialEq for Tree {
+    fn eq(&self, other: &Tree) -> bool {
+        self.clusters() == other.clusters()
+    }
+}
+
+impl Eq for Tree {}
+
+impl fmt::Display for Tree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_newick())
+    }
+}
+
+/// `(2n-3)!!`, the number of rooted binary trees over `n >= 1` labelled leaves (exact up to n = 34).
+pub fn n_binary_trees(n: usize) -> u128 {
+    (2..n).fold(1u128, |acc, k| acc * (2 * k as u128 - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn newick_round_trip_and_canonical_form() {
+        let t = Tree::from_newick("((2,(1:0.5,0)),3);").unwrap();
+        assert_eq!(t.to_newick(), "(((0,1),2),3);");
+        let u = Tree::from_newick(&t.to_newick()).unwrap();
+        assert_eq!(t, u);
+        assert_eq!(t.n_leaves(), 4);
+        assert_eq!(t.leaves(), Subset::full(4));
+        let v = Tree::from_newick("(3,((0,1),2));").unwrap();
+        assert_eq!(t, v);
+        let w = Tree::from_newick("(((0,2),1),3);").unwrap();
+        assert_ne!(t, w);
+    }
+
+    #[test]
+    fn newick_errors_name_the_problem() {
+        for bad in ["((0,1),", "(0,1,2);", "(0,0);", "(a,1);", "(0,1));", "(0);"] {
+            assert!(Tree::from_newick(bad).is_err(), "{bad} should not parse");
+        }
+    }
+
+    #[test]
+    fn nested_json_round_trip() {
+        let v: serde_json::Value = serde_json::from_str("[[[0,1],2],[[3,4],5]]").unwrap();
+        let t = Tree::from_nested_json(&v).unwrap();
+        assert_eq!(t.to_nested_json(), v);
+        assert_eq!(t.to_newick(), "(((0,1),2),((3,4),5));");
+        assert_eq!(t.splits().len(), 5);
+    }
+
+    #[test]
+    fn enumeration_counts_and_distinctness() {
+        for n in 1..=7 {
+            let all = Tree::enumerate_all(Subset::full(n));
+            assert_eq!(all.len() as u128, n_binary_trees(n));
+            let distinct: HashSet<Vec<Subset>> = all.iter().map(|t| t.clusters()).collect();
+            assert_eq!(distinct.len(), all.len());
+            assert!(all.iter().all(|t| t.splits().len() == n - 1));
+        }
+        assert_eq!(n_binary_trees(9), 2_027_025);
+    }
+}
