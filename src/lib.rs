@@ -12,7 +12,8 @@
 //! ## Layout
 //! - [`subset`]: `Subset`, a bitmask cluster; [`tree`]: `Tree` with Newick I/O.
 //! - [`model`]: energy models behind [`model::SplitModel`] (`log psi` of a sibling pair).
-//! - [`exact`]: the full trellis. [`search`]: greedy and beam search.
+//! - [`exact`]: the full trellis (log Z, MAP, counts, entropy), posterior sampling, cluster and
+//!   sub-hierarchy marginals. [`search`]: greedy and beam search.
 //! - [`data`]: the Ginkgo generator and jet files. [`experiment`]: configs, runs, tables, charts.
 //!
 //! ## Example
@@ -40,6 +41,7 @@ pub mod data;
 pub mod exact;
 pub mod experiment;
 pub mod model;
+pub mod numeric;
 pub mod search;
 pub mod subset;
 pub mod tree;

@@ -7,9 +7,16 @@
 //! - `MAP(S) = max_{(A,B)} [log psi(A,B) + MAP(A) + MAP(B)]`,
 //! - `count(S) = sum over splits with a finite term of count(A) * count(B)`,
 //!
-//! with `log Z = MAP = 0` and `count = 1` for single leaves. Clusters are processed layer by
-//! layer in increasing size, each layer in parallel (rayon); every cluster's value is computed by
-//! one thread in a fixed order, so results are bit-identical for any thread count.
+//! with `log Z = MAP = 0` and `count = 1` for single leaves. The same pass also gives the
+//! posterior mean of the log-likelihood, `E(S) = sum_{(A,B)} w(A,B) [log psi(A,B) + E(A) + E(B)]`
+//! with `w(A,B) = psi(A,B) Z(A) Z(B) / Z(S)`, hence the entropy of the posterior over trees,
+//! `log Z - E(X)`.
+//!
+//! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
+//! For one cluster, the splits whose children have finite `Z` are gathered, their potentials
+//! computed in one batch ([`SplitModel::log_psi_batch`], vectorised by the model), and the
+//! log-sum-exp reduced four lanes at a time. Every cluster's value is computed by one thread in
+//! a fixed order, so results are bit-identical for any thread count.
 
 use super::ExactError;
 use crate::model::SplitModel;
@@ -35,7 +42,7 @@ impl TrellisCost {
     /// The cost of a full trellis over `n` leaves whose model keeps `stat_bytes` per subset.
     pub fn of(n: usize, stat_bytes: usize) -> TrellisCost {
         let subsets = 2f64.powi(n as i32);
-        let per_subset = (std::mem::size_of::<Cell>() + stat_bytes) as f64;
+        let per_subset = (std::mem::size_of::<Cell>() + 4 + stat_bytes) as f64;
         let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - subsets;
         TrellisCost {
             bytes: subsets * per_subset,
@@ -45,21 +52,36 @@ impl TrellisCost {
     }
 }
 
-/// Per-cluster results of the dynamic programme.
+/// Per-cluster results of the dynamic programme (40 bytes, read together for each child).
 #[derive(Clone, Copy, Debug)]
 struct Cell {
     log_z: f64,
     map: f64,
-    /// The `A` part of the best split (0 for single leaves).
-    map_split: u64,
-    n_finite: u128,
+    /// `E[log phi(H)]` under the posterior over trees of this cluster (for the entropy).
+    mean_log_phi: f64,
+    /// Number of finite-likelihood trees, as two u64 halves (u128 would pad the cell to 48 B).
+    n_finite: [u64; 2],
+}
+
+impl Cell {
+    #[inline]
+    fn count(&self) -> u128 {
+        (self.n_finite[1] as u128) << 64 | self.n_finite[0] as u128
+    }
 }
 
 const EMPTY_CELL: Cell = Cell {
     log_z: f64::NEG_INFINITY,
     map: f64::NEG_INFINITY,
-    map_split: 0,
-    n_finite: 0,
+    mean_log_phi: 0.0,
+    n_finite: [0, 0],
+};
+
+const LEAF_CELL: Cell = Cell {
+    log_z: 0.0,
+    map: 0.0,
+    mean_log_phi: 0.0,
+    n_finite: [1, 0],
 };
 
 /// The full cluster trellis over all subsets of `N` leaves, after the bottom-up pass.
@@ -67,6 +89,18 @@ const EMPTY_CELL: Cell = Cell {
 pub struct FullTrellis {
     n: usize,
     cells: Vec<Cell>,
+    /// The `A` part of each cluster's best split (0 for single leaves).
+    map_split: Vec<u32>,
+}
+
+/// Reusable per-thread buffers for one cluster's splits.
+#[derive(Default)]
+struct Scratch {
+    a: Vec<u64>,
+    b: Vec<u64>,
+    log_psi: Vec<f64>,
+    z: Vec<f64>,
+    e: Vec<f64>,
 }
 
 impl FullTrellis {
@@ -75,8 +109,8 @@ impl FullTrellis {
         Self::build_with_limit(model, DEFAULT_MAX_LEAVES)
     }
 
-    /// Runs the trellis for `model`, refusing `N > max_leaves` with an error that states the
-    /// memory and time the run would need.
+    /// Runs the trellis for `model`, refusing `N > max_leaves` (and always `N > 32`) with an
+    /// error that states the memory and time the run would need.
     pub fn build_with_limit<M: SplitModel>(
         model: &M,
         max_leaves: usize,
@@ -86,36 +120,39 @@ impl FullTrellis {
             return Err(ExactError::Empty);
         }
         let cost = TrellisCost::of(n, std::mem::size_of::<M::Stat>());
-        if n > max_leaves || n > 40 {
+        if n > max_leaves.min(MAX_LEAVES) {
             return Err(ExactError::TooManyLeaves {
                 n,
-                limit: max_leaves.min(40),
+                limit: max_leaves.min(MAX_LEAVES),
                 cost,
             });
         }
         let stats = model.stat_table();
         let mut cells = vec![EMPTY_CELL; 1usize << n];
+        let mut map_split = vec![0u32; 1usize << n];
         for i in 0..n {
-            cells[1 << i] = Cell {
-                log_z: 0.0,
-                map: 0.0,
-                map_split: 0,
-                n_finite: 1,
-            };
+            cells[1 << i] = LEAF_CELL;
         }
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
             let done = &cells;
-            let values: Vec<Cell> = layer
+            let values: Vec<(Cell, u32)> = layer
                 .par_iter()
-                .with_min_len(64)
-                .map(|&s| solve_cluster(model, &stats, done, s))
+                .with_min_len(16)
+                .map_init(Scratch::default, |scratch, &s| {
+                    solve_cluster(model, &stats, done, s, scratch)
+                })
                 .collect();
-            for (s, c) in layer.into_iter().zip(values) {
+            for (s, (c, a)) in layer.into_iter().zip(values) {
                 cells[s.index()] = c;
+                map_split[s.index()] = a;
             }
         }
-        Ok(FullTrellis { n, cells })
+        Ok(FullTrellis {
+            n,
+            cells,
+            map_split,
+        })
     }
 
     /// Number of leaves.
@@ -151,7 +188,7 @@ impl FullTrellis {
     /// A MAP tree over the leaves of `s`.
     pub fn map_tree_of(&self, s: Subset) -> Tree {
         Tree::from_splits(s, |c| {
-            let a = self.cells[c.index()].map_split;
+            let a = self.map_split[c.index()] as u64;
             let a = if a == 0 { c.lowest_bit() } else { Subset(a) };
             (a, c.minus(a))
         })
@@ -159,12 +196,28 @@ impl FullTrellis {
 
     /// Number of trees whose log-likelihood is finite.
     pub fn n_trees_finite(&self) -> u128 {
-        self.root().n_finite
+        self.root().count()
     }
 
     /// Number of trees over the leaves of `s` with finite log-likelihood.
     pub fn n_trees_finite_of(&self, s: Subset) -> u128 {
-        self.cells[s.index()].n_finite
+        self.cells[s.index()].count()
+    }
+
+    /// The expected log-likelihood `E[log phi(H)]` under the posterior `P(H|X)`.
+    pub fn mean_log_likelihood(&self) -> f64 {
+        self.root().mean_log_phi
+    }
+
+    /// Entropy (nats) of the posterior over trees, `-sum_H P(H|X) log P(H|X)
+    /// = log Z - E[log phi(H)]`; 0 when a single tree has finite likelihood, NaN when none has.
+    pub fn entropy(&self) -> f64 {
+        let r = self.root();
+        if r.count() == 0 {
+            f64::NAN
+        } else {
+            (r.log_z - r.mean_log_phi).max(0.0)
+        }
     }
 
     fn root(&self) -> &Cell {
@@ -172,49 +225,101 @@ impl FullTrellis {
     }
 }
 
-#[inline]
-fn solve_cluster<M: SplitModel>(model: &M, stats: &[M::Stat], cells: &[Cell], s: Subset) -> Cell {
-    let ps = &stats[s.index()];
-    // Streaming log-sum-exp: z = m + ln(acc).
-    let mut m = f64::NEG_INFINITY;
-    let mut acc = 0.0f64;
+/// Largest N any full trellis accepts (split back-pointers are stored as u32).
+pub const MAX_LEAVES: usize = 32;
+
+/// One cluster: gather its splits with finite children, score them in one batch, then reduce.
+fn solve_cluster<M: SplitModel>(
+    model: &M,
+    stats: &[M::Stat],
+    cells: &[Cell],
+    s: Subset,
+    scratch: &mut Scratch,
+) -> (Cell, u32) {
+    let Scratch {
+        a,
+        b,
+        log_psi,
+        z,
+        e,
+    } = scratch;
+    a.clear();
+    b.clear();
+    for (x, y) in s.splits() {
+        if cells[x.index()].log_z > f64::NEG_INFINITY && cells[y.index()].log_z > f64::NEG_INFINITY
+        {
+            a.push(x.bits());
+            b.push(y.bits());
+        }
+    }
+    let m = a.len();
+    log_psi.resize(m, 0.0);
+    model.log_psi_batch(stats, a, b, log_psi);
+    z.resize(m, 0.0);
+    e.resize(m, 0.0);
+    let mut zmax = f64::NEG_INFINITY;
     let mut best = f64::NEG_INFINITY;
-    let mut best_split = 0u64;
+    let mut best_split = 0u32;
     let mut count = 0u128;
-    for (a, b) in s.splits() {
-        let ca = &cells[a.index()];
-        let cb = &cells[b.index()];
-        if ca.n_finite == 0 || cb.n_finite == 0 {
-            continue;
-        }
-        let lp = model.log_psi_with(a, &stats[a.index()], b, &stats[b.index()], ps);
+    for k in 0..m {
+        let lp = log_psi[k];
+        let (ca, cb) = (&cells[a[k] as usize], &cells[b[k] as usize]);
         if lp == f64::NEG_INFINITY {
+            z[k] = f64::NEG_INFINITY;
+            e[k] = 0.0;
             continue;
         }
-        let z = lp + ca.log_z + cb.log_z;
-        if z > m {
-            acc = acc * (m - z).exp() + 1.0;
-            m = z;
-        } else {
-            acc += (z - m).exp();
-        }
+        let zk = lp + ca.log_z + cb.log_z;
+        z[k] = zk;
+        e[k] = lp + ca.mean_log_phi + cb.mean_log_phi;
+        zmax = zmax.max(zk);
         let v = lp + ca.map + cb.map;
         if v > best {
             best = v;
-            best_split = a.bits();
+            best_split = a[k] as u32;
         }
-        count += ca.n_finite * cb.n_finite;
+        count += ca.count() * cb.count();
     }
-    Cell {
-        log_z: if count == 0 {
-            f64::NEG_INFINITY
-        } else {
-            m + acc.ln()
+    if count == 0 {
+        return (EMPTY_CELL, 0);
+    }
+    let (sum, esum) = crate::numeric::with_simd(|| sum_exp_weighted(z, e, zmax));
+    (
+        Cell {
+            log_z: zmax + sum.ln(),
+            map: best,
+            mean_log_phi: esum / sum,
+            n_finite: [count as u64, (count >> 64) as u64],
         },
-        map: best,
-        map_split: best_split,
-        n_finite: count,
+        best_split,
+    )
+}
+
+/// `(sum_k exp(z_k - zmax), sum_k exp(z_k - zmax) e_k)`, four lanes at a time (fixed order, so
+/// the result does not depend on the CPU).
+#[inline(always)]
+fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
+    let mut acc = [0.0f64; 4];
+    let mut eacc = [0.0f64; 4];
+    let zc = z.chunks_exact(4);
+    let ec = e.chunks_exact(4);
+    let (zr, er) = (zc.remainder(), ec.remainder());
+    for (zs, es) in zc.zip(ec) {
+        for l in 0..4 {
+            let w = crate::numeric::exp(zs[l] - zmax);
+            acc[l] += w;
+            eacc[l] += w * es[l];
+        }
     }
+    for (l, (&zk, &ek)) in zr.iter().zip(er).enumerate() {
+        let w = crate::numeric::exp(zk - zmax);
+        acc[l] += w;
+        eacc[l] += w * ek;
+    }
+    (
+        (acc[0] + acc[1]) + (acc[2] + acc[3]),
+        (eacc[0] + eacc[1]) + (eacc[2] + eacc[3]),
+    )
 }
 
 #[cfg(test)]

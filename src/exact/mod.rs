@@ -1,8 +1,12 @@
 //! Exact inference by dynamic programming over clusters (the cluster trellis).
 
 pub mod full;
+pub mod marginals;
+pub mod sample;
 
 pub use full::{FullTrellis, TrellisCost};
+pub use marginals::{cluster_marginal, Marginals};
+pub use sample::PosteriorSampler;
 
 /// Errors of the exact algorithms.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +23,14 @@ pub enum ExactError {
         limit: usize,
         /// What the run would cost.
         cost: TrellisCost,
+    },
+    /// A cluster that is empty or names leaves outside `0..N`.
+    #[error("cluster {cluster} is not a non-empty subset of the {n} leaves 0..{n}; name leaves by their index")]
+    BadCluster {
+        /// The cluster asked for.
+        cluster: String,
+        /// Number of leaves.
+        n: usize,
     },
     /// An instance with no leaves.
     #[error("the instance has no leaves")]

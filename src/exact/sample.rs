@@ -1,0 +1,112 @@
+//! Exact sampling from the posterior over trees, `P(H|X) = phi(H) / Z` (the Cluster Trellis
+//! paper's Algorithm 3).
+//!
+//! Top down from the root: a cluster `S` splits into `(A, B)` with probability
+//! `psi(A,B) Z(A) Z(B) / Z(S)`, then each part is sampled the same way. The product of these
+//! probabilities over a tree's splits telescopes to `phi(H) / Z`. Each cluster's split
+//! distribution is built the first time the sampler reaches it (cumulative weights, then a binary
+//! search per draw) and kept for later draws.
+
+use super::full::FullTrellis;
+use crate::model::SplitModel;
+use crate::subset::Subset;
+use crate::tree::Tree;
+use rand::RngExt;
+use std::collections::HashMap;
+
+/// Draws trees i.i.d. from the posterior of a built [`FullTrellis`].
+pub struct PosteriorSampler<'a, M: SplitModel> {
+    trellis: &'a FullTrellis,
+    model: &'a M,
+    /// Per visited cluster: cumulative probabilities and the `A` part of each split.
+    tables: HashMap<Subset, (Vec<f64>, Vec<u64>)>,
+}
+
+impl<'a, M: SplitModel> PosteriorSampler<'a, M> {
+    /// A sampler for the posterior of `trellis`, which must have been built from `model`.
+    ///
+    /// # Panics
+    /// If the model and trellis disagree on `N`, or no tree has finite likelihood.
+    pub fn new(trellis: &'a FullTrellis, model: &'a M) -> Self {
+        assert_eq!(
+            trellis.n_leaves(),
+            model.n_leaves(),
+            "trellis and model disagree on N"
+        );
+        assert!(
+            trellis.n_trees_finite() > 0,
+            "no tree has finite likelihood: the posterior is undefined"
+        );
+        PosteriorSampler {
+            trellis,
+            model,
+            tables: HashMap::new(),
+        }
+    }
+
+    fn table(&mut self, s: Subset) -> &(Vec<f64>, Vec<u64>) {
+        let (trellis, model) = (self.trellis, self.model);
+        self.tables.entry(s).or_insert_with(|| {
+            let lz = trellis.log_partition_of(s);
+            let sp = model.stat(s);
+            let mut cum = Vec::new();
+            let mut parts = Vec::new();
+            let mut total = 0.0;
+            for (a, b) in s.splits() {
+                let (za, zb) = (trellis.log_partition_of(a), trellis.log_partition_of(b));
+                if za == f64::NEG_INFINITY || zb == f64::NEG_INFINITY {
+                    continue;
+                }
+                let lp = model.log_psi_with(a, &model.stat(a), b, &model.stat(b), &sp);
+                let w = (lp + za + zb - lz).exp();
+                if w > 0.0 {
+                    total += w;
+                    cum.push(total);
+                    parts.push(a.bits());
+                }
+            }
+            // Normalise away rounding so the last entry is exactly 1.
+            for c in cum.iter_mut() {
+                *c /= total;
+            }
+            if let Some(last) = cum.last_mut() {
+                *last = 1.0;
+            }
+            (cum, parts)
+        })
+    }
+
+    /// Draws one tree.
+    pub fn sample<R: rand::Rng + ?Sized>(&mut self, rng: &mut R) -> Tree {
+        let root = Subset::full(self.trellis.n_leaves());
+        // Iterative top-down: decide every cluster's split, then build the tree.
+        let mut splits: HashMap<Subset, Subset> = HashMap::new();
+        let mut stack = vec![root];
+        while let Some(s) = stack.pop() {
+            if s.is_singleton() {
+                continue;
+            }
+            let u: f64 = rng.random();
+            let (cum, parts) = self.table(s);
+            let k = cum.partition_point(|&c| c <= u).min(cum.len() - 1);
+            let a = Subset(parts[k]);
+            splits.insert(s, a);
+            stack.push(a);
+            stack.push(s.minus(a));
+        }
+        Tree::from_splits(root, |s| {
+            let a = splits[&s];
+            (a, s.minus(a))
+        })
+    }
+
+    /// Draws `k` trees.
+    pub fn sample_many<R: rand::Rng + ?Sized>(&mut self, k: usize, rng: &mut R) -> Vec<Tree> {
+        (0..k).map(|_| self.sample(rng)).collect()
+    }
+
+    /// `log P(H|X)` of a tree over all leaves: `log phi(H) - log Z`.
+    pub fn log_probability(&self, tree: &Tree) -> f64 {
+        tree.log_likelihood(self.model) - self.trellis.log_partition()
+    }
+}

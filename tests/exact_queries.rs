@@ -1,0 +1,253 @@
+//! Every exact query of the trellis (log Z, MAP, counts, entropy, cluster and sub-hierarchy
+//! marginals, posterior samples) against brute-force enumeration of all trees.
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+use std::collections::HashMap;
+use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
+use trellis_lab::exact::{cluster_marginal, FullTrellis, Marginals, PosteriorSampler};
+use trellis_lab::model::{log_add_exp, SplitModel};
+use trellis_lab::subset::Subset;
+use trellis_lab::tree::Tree;
+
+/// Brute-force posterior: every tree with its log-likelihood, and log Z.
+struct Brute {
+    trees: Vec<Tree>,
+    ll: Vec<f64>,
+    log_z: f64,
+}
+
+impl Brute {
+    fn new(m: &impl SplitModel) -> Brute {
+        let trees = Tree::enumerate_all(Subset::full(m.n_leaves()));
+        let ll: Vec<f64> = trees.iter().map(|t| t.log_likelihood(m)).collect();
+        let log_z = ll.iter().cloned().fold(f64::NEG_INFINITY, log_add_exp);
+        Brute { trees, ll, log_z }
+    }
+    fn p(&self, k: usize) -> f64 {
+        (self.ll[k] - self.log_z).exp()
+    }
+}
+
+/// A toy model with forbidden splits, so `-inf` flows through every query.
+struct Toy {
+    n: usize,
+}
+
+impl SplitModel for Toy {
+    type Stat = ();
+    fn n_leaves(&self) -> usize {
+        self.n
+    }
+    fn stat(&self, _: Subset) {}
+    fn log_psi_with(&self, a: Subset, _: &(), b: Subset, _: &(), _: &()) -> f64 {
+        // Leaves 0 and 1 may never be siblings; other splits prefer balance.
+        if (a == Subset::singleton(0) && b == Subset::singleton(1)) || (a.len() == 1 && b.len() > 3)
+        {
+            f64::NEG_INFINITY
+        } else {
+            -((a.len() as f64) - (b.len() as f64)).abs() * 0.7 + 0.05 * (a.bits() % 5) as f64
+        }
+    }
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    a == b || (a - b).abs() <= tol
+}
+
+fn check_all_queries(m: &impl SplitModel, label: &str) {
+    let n = m.n_leaves();
+    let t = FullTrellis::build(m).unwrap();
+    let b = Brute::new(m);
+    assert!(close(t.log_partition(), b.log_z, 1e-9), "{label}: log Z");
+    if b.log_z == f64::NEG_INFINITY {
+        // No tree has finite likelihood: the posterior is undefined, no cluster has mass.
+        assert!(t.entropy().is_nan());
+        let marg = Marginals::compute(&t, m);
+        assert_eq!(marg.cluster(Subset::full(n)).unwrap(), 0.0);
+        return;
+    }
+    // Entropy.
+    let h: f64 = (0..b.trees.len())
+        .filter(|&k| b.ll[k].is_finite())
+        .map(|k| -b.p(k) * (b.ll[k] - b.log_z))
+        .sum();
+    assert!(
+        close(t.entropy(), h, 1e-9),
+        "{label}: entropy {} vs {h}",
+        t.entropy()
+    );
+    // Cluster marginals, all at once and one at a time.
+    let marg = Marginals::compute(&t, m);
+    let mut brute_c: HashMap<Subset, f64> = HashMap::new();
+    let mut expected_counts = vec![0.0; n + 1];
+    for (k, tree) in b.trees.iter().enumerate() {
+        if !b.ll[k].is_finite() {
+            continue;
+        }
+        for c in tree.clusters() {
+            *brute_c.entry(c).or_default() += b.p(k);
+            expected_counts[c.len()] += b.p(k);
+        }
+    }
+    for bits in 1..(1u64 << n) {
+        let c = Subset(bits);
+        let want = brute_c.get(&c).copied().unwrap_or(0.0);
+        let got = marg.cluster(c).unwrap();
+        assert!(close(got, want, 1e-9), "{label}: P({c}) {got} vs {want}");
+        if bits % 3 == 0 || c.len() == 1 {
+            let single = cluster_marginal(&t, m, c).unwrap();
+            assert!(
+                close(single, want, 1e-9),
+                "{label}: single P({c}) {single} vs {want}"
+            );
+        }
+    }
+    for i in 0..n {
+        assert!(close(
+            marg.cluster(Subset::singleton(i)).unwrap(),
+            1.0,
+            1e-12
+        ));
+    }
+    assert_eq!(marg.cluster(Subset::full(n)).unwrap(), 1.0);
+    let counts = marg.expected_cluster_counts();
+    for k in 1..=n {
+        assert!(
+            close(counts[k], expected_counts[k], 1e-9),
+            "{label}: size {k}"
+        );
+    }
+    assert!(close(counts[1], n as f64, 1e-9) && close(counts[n], 1.0, 1e-12));
+    // Sub-hierarchy marginals: every subtree of a few trees.
+    for k in (0..b.trees.len()).step_by((b.trees.len() / 7).max(1)) {
+        let tree = &b.trees[k];
+        let cl = tree.node_clusters();
+        for (v, c) in cl.iter().enumerate() {
+            if c.len() < 2 {
+                continue;
+            }
+            let sub = Tree::from_splits(*c, |s| {
+                // The split of s in `tree`.
+                let node = cl.iter().position(|x| x == &s).unwrap();
+                match tree.nodes()[node] {
+                    trellis_lab::tree::Node::Internal(l, r) => (cl[l], cl[r]),
+                    _ => unreachable!(),
+                }
+            });
+            let sub_clusters = sub.clusters();
+            let want: f64 = (0..b.trees.len())
+                .filter(|&j| b.ll[j].is_finite())
+                .filter(|&j| {
+                    let cj = b.trees[j].clusters();
+                    sub_clusters.iter().all(|x| cj.binary_search(x).is_ok())
+                })
+                .map(|j| b.p(j))
+                .sum();
+            let got = marg.subhierarchy(m, &sub).unwrap();
+            assert!(
+                close(got, want, 1e-9),
+                "{label}: P(subtree at node {v}) {got} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn all_queries_match_enumeration_on_jets() {
+    let ds = generate_dataset(&GinkgoParams::qcd(), 12, 3, 7, 21, 10_000, "q").unwrap();
+    for jet in &ds.jets {
+        check_all_queries(&jet.model(), &jet.name);
+    }
+}
+
+#[test]
+fn all_queries_match_enumeration_with_forbidden_splits() {
+    for n in 2..=7 {
+        check_all_queries(&Toy { n }, &format!("toy n = {n}"));
+    }
+}
+
+#[test]
+fn bad_cluster_queries_are_errors() {
+    let m = Toy { n: 4 };
+    let t = FullTrellis::build(&m).unwrap();
+    let marg = Marginals::compute(&t, &m);
+    for c in [
+        Subset::EMPTY,
+        Subset::from_indices([1, 4]),
+        Subset::singleton(9),
+    ] {
+        let e = marg.cluster(c).unwrap_err().to_string();
+        assert!(e.contains("0..4"), "{e}");
+        assert!(cluster_marginal(&t, &m, c).is_err());
+    }
+}
+
+/// Chi-square goodness of fit of sampled tree frequencies against the exact probabilities,
+/// pooling trees whose expected count is below 5.
+fn chi_square_p_value(b: &Brute, counts: &HashMap<Vec<Subset>, usize>, draws: usize) -> f64 {
+    let mut stat = 0.0;
+    let mut dof = 0usize;
+    let (mut pool_obs, mut pool_exp) = (0.0, 0.0);
+    for (k, tree) in b.trees.iter().enumerate() {
+        let expected = b.p(k) * draws as f64;
+        let observed = *counts.get(&tree.clusters()).unwrap_or(&0) as f64;
+        if !b.ll[k].is_finite() {
+            assert_eq!(observed, 0.0, "sampled a tree of zero probability");
+            continue;
+        }
+        if expected < 5.0 {
+            pool_obs += observed;
+            pool_exp += expected;
+        } else {
+            stat += (observed - expected).powi(2) / expected;
+            dof += 1;
+        }
+    }
+    if pool_exp > 0.0 {
+        stat += (pool_obs - pool_exp).powi(2) / pool_exp;
+        dof += 1;
+    }
+    let chi = ChiSquared::new((dof - 1) as f64).unwrap();
+    1.0 - chi.cdf(stat)
+}
+
+#[test]
+fn posterior_samples_pass_chi_square() {
+    let truth5 = JetDataset::load(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets/truth_5.json"),
+    )
+    .unwrap();
+    let mut models: Vec<(String, trellis_lab::model::GinkgoModel)> = truth5
+        .jets
+        .iter()
+        .take(3)
+        .map(|j| (j.name.clone(), j.model()))
+        .collect();
+    let gen = generate_dataset(&GinkgoParams::qcd(), 2, 6, 6, 8, 10_000, "s").unwrap();
+    models.extend(gen.jets.iter().map(|j| (j.name.clone(), j.model())));
+    let mut rng = StdRng::seed_from_u64(2024);
+    for (name, m) in &models {
+        let t = FullTrellis::build(m).unwrap();
+        let b = Brute::new(m);
+        let mut sampler = PosteriorSampler::new(&t, m);
+        let draws = 30_000;
+        let mut counts: HashMap<Vec<Subset>, usize> = HashMap::new();
+        for tree in sampler.sample_many(draws, &mut rng) {
+            assert_eq!(tree.n_leaves(), m.n_leaves());
+            *counts.entry(tree.clusters()).or_default() += 1;
+        }
+        let p = chi_square_p_value(&b, &counts, draws);
+        assert!(p > 1e-3, "{name}: chi-square p-value {p}");
+    }
+    // The same seed gives the same draws.
+    let (_, m) = &models[0];
+    let t = FullTrellis::build(m).unwrap();
+    let draw = |seed| {
+        let mut s = PosteriorSampler::new(&t, m);
+        s.sample_many(50, &mut StdRng::seed_from_u64(seed))
+    };
+    assert!(draw(5) == draw(5));
+}
