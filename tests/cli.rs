@@ -252,3 +252,106 @@ fn score_prints_one_json_object_per_jet() {
     let tree = trellis_lab::tree::Tree::from_newick(first["map_tree"].as_str().unwrap()).unwrap();
     assert_eq!(tree.n_leaves(), 9);
 }
+
+#[test]
+fn posterior_sampling_run_writes_figure_and_tables() {
+    let dir = scratch("posterior");
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
+    let cfg = dir.join("p.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[experiment]
+kind = "posterior_sampling"
+name = "p"
+seed = 1
+output_dir = "{out}"
+[data]
+source = "file"
+path = "{data}/truth_5.json"
+[sampling]
+jet_index = 2
+n_samples = 3000
+reference_samples = "{data}/posterior_samples_truth5.json"
+"#,
+            out = dir.join("results").display(),
+            data = data.display()
+        ),
+    )
+    .unwrap();
+    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res = dir.join("results/p");
+    for f in [
+        "posterior_samples.parquet",
+        "summary.parquet",
+        "cluster_marginals.parquet",
+        "fig6_posterior_sampling.png",
+        "fig6_posterior_sampling.svg",
+        "manifest.json",
+    ] {
+        assert!(res.join(f).exists(), "{f} missing");
+    }
+    use trellis_lab::experiment::table::{f64_column, read_parquet, str_column};
+    let s = read_parquet(&res.join("summary.parquet")).unwrap();
+    let keys = str_column(&s, "quantity").unwrap();
+    let vals = f64_column(&s, "value").unwrap();
+    let get = |k: &str| vals[keys.iter().position(|x| x == k).unwrap()].unwrap();
+    assert!((get("log_z") - -26.18017755472025).abs() < 1e-6);
+    assert_eq!(get("n_trees_finite"), 90.0);
+    assert!(get("chi2_by_tree_p_value") > 1e-3);
+    assert!(get("reference_chi2_by_value_p_value") > 1e-3);
+    let p = read_parquet(&res.join("posterior_samples.parquet")).unwrap();
+    let exact: f64 = f64_column(&p, "exact_probability")
+        .unwrap()
+        .iter()
+        .map(|x| x.unwrap())
+        .sum();
+    assert!((exact - 1.0).abs() < 1e-9);
+    let m = read_parquet(&res.join("cluster_marginals.parquet")).unwrap();
+    assert_eq!(m.height(), 31);
+}
+
+#[test]
+fn scaling_run_writes_table_and_chart() {
+    let dir = scratch("scaling");
+    let cfg = dir.join("s.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[experiment]\nkind = \"scaling\"\nname = \"s\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"generate\"\njet_type = \"w\"\n[scaling]\nn_min = 4\nn_max = 9\n",
+            dir.join("results").display()
+        ),
+    )
+    .unwrap();
+    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res = dir.join("results/s");
+    assert!(res.join("scaling.png").exists() && res.join("scaling.svg").exists());
+    let df = trellis_lab::experiment::table::read_parquet(&res.join("scaling.parquet")).unwrap();
+    assert_eq!(df.height(), 6);
+    let total = trellis_lab::experiment::table::f64_column(&df, "n_trees_total").unwrap();
+    assert_eq!(total[5], Some(2_027_025.0));
+}
+
+#[test]
+fn kind_and_sections_must_agree() {
+    let dir = scratch("kinds");
+    let cfg = dir.join("k.toml");
+    std::fs::write(
+        &cfg,
+        "[experiment]\nkind = \"posterior_sampling\"\nname = \"k\"\nseed = 1\n[data]\nsource = \"generate\"\nn_jets = 1\n",
+    )
+    .unwrap();
+    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(one_line_error(&out).contains("[sampling]"));
+}

@@ -251,3 +251,39 @@ fn posterior_samples_pass_chi_square() {
     };
     assert!(draw(5) == draw(5));
 }
+
+#[test]
+fn bit_identical_for_one_and_two_threads() {
+    let ds = generate_dataset(&GinkgoParams::w_jet(), 1, 13, 13, 4, 100_000, "t").unwrap();
+    let m = ds.jets[0].model();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let t = FullTrellis::build(&m).unwrap();
+            let marg = Marginals::compute(&t, &m);
+            let per_cluster: Vec<(u64, u64)> = (1..1u64 << 13)
+                .map(|b| {
+                    (
+                        t.log_partition_of(Subset(b)).to_bits(),
+                        t.map_log_likelihood_of(Subset(b)).to_bits(),
+                    )
+                })
+                .collect();
+            let marginals: Vec<u64> = marg
+                .all_log_clusters()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            (
+                per_cluster,
+                marginals,
+                t.entropy().to_bits(),
+                t.map_tree().to_newick(),
+            )
+        })
+    };
+    assert!(run(1) == run(2));
+}

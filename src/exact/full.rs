@@ -13,10 +13,10 @@
 //! `log Z - E(X)`.
 //!
 //! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
-//! For one cluster, the splits whose children have finite `Z` are gathered, their potentials
-//! computed in one batch ([`SplitModel::log_psi_batch`], vectorised by the model), and the
-//! log-sum-exp reduced four lanes at a time. Every cluster's value is computed by one thread in
-//! a fixed order, so results are bit-identical for any thread count.
+//! Each cluster's results sit next to the model's statistics in one 64-byte record, so a split
+//! touches one cache line per child; terms more than 60 nats below the largest are skipped in
+//! the log-sum-exp (they are below its rounding). Every cluster's value is computed by one thread
+//! in a fixed order, so results are bit-identical for any thread count.
 
 use super::ExactError;
 use crate::model::SplitModel;
@@ -42,7 +42,9 @@ impl TrellisCost {
     /// The cost of a full trellis over `n` leaves whose model keeps `stat_bytes` per subset.
     pub fn of(n: usize, stat_bytes: usize) -> TrellisCost {
         let subsets = 2f64.powi(n as i32);
-        let per_subset = (std::mem::size_of::<Cell>() + 4 + stat_bytes) as f64;
+        // Build: 64-byte records (cell + statistics) plus back-pointers; result: cells.
+        let record = (std::mem::size_of::<Cell>() + stat_bytes).div_ceil(64) * 64;
+        let per_subset = (record + std::mem::size_of::<Cell>() + 4) as f64;
         let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - subsets;
         TrellisCost {
             bytes: subsets * per_subset,
@@ -93,14 +95,20 @@ pub struct FullTrellis {
     map_split: Vec<u32>,
 }
 
-/// Reusable per-thread buffers for one cluster's splits.
+/// Reusable per-thread buffers for one cluster's split terms.
 #[derive(Default)]
 struct Scratch {
-    a: Vec<u64>,
-    b: Vec<u64>,
-    log_psi: Vec<f64>,
     z: Vec<f64>,
     e: Vec<f64>,
+}
+
+/// A cluster's results and the model's statistics side by side, 64-byte aligned, so that the
+/// two children of a split cost one cache line each (the table is read in a scattered order).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Record<S> {
+    cell: Cell,
+    stat: S,
 }
 
 impl FullTrellis {
@@ -127,27 +135,34 @@ impl FullTrellis {
                 cost,
             });
         }
-        let stats = model.stat_table();
-        let mut cells = vec![EMPTY_CELL; 1usize << n];
+        let mut records: Vec<Record<M::Stat>> = model
+            .stat_table()
+            .into_iter()
+            .map(|stat| Record {
+                cell: EMPTY_CELL,
+                stat,
+            })
+            .collect();
         let mut map_split = vec![0u32; 1usize << n];
         for i in 0..n {
-            cells[1 << i] = LEAF_CELL;
+            records[1 << i].cell = LEAF_CELL;
         }
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
-            let done = &cells;
+            let done = &records;
             let values: Vec<(Cell, u32)> = layer
                 .par_iter()
                 .with_min_len(16)
                 .map_init(Scratch::default, |scratch, &s| {
-                    solve_cluster(model, &stats, done, s, scratch)
+                    solve_cluster(model, done, s, scratch)
                 })
                 .collect();
             for (s, (c, a)) in layer.into_iter().zip(values) {
-                cells[s.index()] = c;
+                records[s.index()].cell = c;
                 map_split[s.index()] = a;
             }
         }
+        let cells = records.into_iter().map(|r| r.cell).collect();
         Ok(FullTrellis {
             n,
             cells,
@@ -228,62 +243,54 @@ impl FullTrellis {
 /// Largest N any full trellis accepts (split back-pointers are stored as u32).
 pub const MAX_LEAVES: usize = 32;
 
-/// One cluster: gather its splits with finite children, score them in one batch, then reduce.
+/// One cluster: one pass over its splits (potential, log-sum-exp terms, MAP, count), then the
+/// exponentials of the terms.
+#[inline]
 fn solve_cluster<M: SplitModel>(
     model: &M,
-    stats: &[M::Stat],
-    cells: &[Cell],
+    records: &[Record<M::Stat>],
     s: Subset,
     scratch: &mut Scratch,
 ) -> (Cell, u32) {
-    let Scratch {
-        a,
-        b,
-        log_psi,
-        z,
-        e,
-    } = scratch;
-    a.clear();
-    b.clear();
-    for (x, y) in s.splits() {
-        if cells[x.index()].log_z > f64::NEG_INFINITY && cells[y.index()].log_z > f64::NEG_INFINITY
-        {
-            a.push(x.bits());
-            b.push(y.bits());
-        }
-    }
-    let m = a.len();
-    log_psi.resize(m, 0.0);
-    model.log_psi_batch(stats, a, b, log_psi);
-    z.resize(m, 0.0);
-    e.resize(m, 0.0);
+    let Scratch { z, e } = scratch;
+    z.clear();
+    e.clear();
+    let sp = &records[s.index()].stat;
     let mut zmax = f64::NEG_INFINITY;
     let mut best = f64::NEG_INFINITY;
     let mut best_split = 0u32;
     let mut count = 0u128;
-    for k in 0..m {
-        let lp = log_psi[k];
-        let (ca, cb) = (&cells[a[k] as usize], &cells[b[k] as usize]);
+    // Records are read in a scattered order; prefetch the pair PREFETCH splits ahead.
+    let mut ahead = s.splits().skip(PREFETCH);
+    for (a, b) in s.splits() {
+        if let Some((x, y)) = ahead.next() {
+            prefetch(&records[x.index()]);
+            prefetch(&records[y.index()]);
+        }
+        let (ra, rb) = (&records[a.index()], &records[b.index()]);
+        let (ca, cb) = (&ra.cell, &rb.cell);
+        if ca.log_z == f64::NEG_INFINITY || cb.log_z == f64::NEG_INFINITY {
+            continue;
+        }
+        let lp = model.log_psi_with(a, &ra.stat, b, &rb.stat, sp);
         if lp == f64::NEG_INFINITY {
-            z[k] = f64::NEG_INFINITY;
-            e[k] = 0.0;
             continue;
         }
         let zk = lp + ca.log_z + cb.log_z;
-        z[k] = zk;
-        e[k] = lp + ca.mean_log_phi + cb.mean_log_phi;
+        z.push(zk);
+        e.push(lp + ca.mean_log_phi + cb.mean_log_phi);
         zmax = zmax.max(zk);
         let v = lp + ca.map + cb.map;
         if v > best {
             best = v;
-            best_split = a[k] as u32;
+            best_split = a.bits() as u32;
         }
         count += ca.count() * cb.count();
     }
     if count == 0 {
         return (EMPTY_CELL, 0);
     }
-    let (sum, esum) = crate::numeric::with_simd(|| sum_exp_weighted(z, e, zmax));
+    let (sum, esum) = sum_exp_weighted(z, e, zmax);
     (
         Cell {
             log_z: zmax + sum.ln(),
@@ -295,31 +302,40 @@ fn solve_cluster<M: SplitModel>(
     )
 }
 
-/// `(sum_k exp(z_k - zmax), sum_k exp(z_k - zmax) e_k)`, four lanes at a time (fixed order, so
-/// the result does not depend on the CPU).
+/// How many splits ahead [`solve_cluster`] prefetches.
+const PREFETCH: usize = 8;
+
+/// Asks the CPU to start loading `r` into cache (a hint; no effect on results).
 #[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(r as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+/// Terms this far below the largest (in log space) are below the rounding of the sum, even with
+/// 2^31 of them (e^-60 ~ 1e-26), and are skipped without computing their exponential.
+const NEGLIGIBLE: f64 = -60.0;
+
+/// `(sum_k exp(z_k - zmax), sum_k exp(z_k - zmax) e_k)` in a fixed order (so the result does not
+/// depend on the CPU or the thread), skipping terms below [`NEGLIGIBLE`].
+#[inline]
 fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
-    let mut acc = [0.0f64; 4];
-    let mut eacc = [0.0f64; 4];
-    let zc = z.chunks_exact(4);
-    let ec = e.chunks_exact(4);
-    let (zr, er) = (zc.remainder(), ec.remainder());
-    for (zs, es) in zc.zip(ec) {
-        for l in 0..4 {
-            let w = crate::numeric::exp(zs[l] - zmax);
-            acc[l] += w;
-            eacc[l] += w * es[l];
+    let mut acc = 0.0f64;
+    let mut eacc = 0.0f64;
+    for (&zk, &ek) in z.iter().zip(e) {
+        let d = zk - zmax;
+        if d > NEGLIGIBLE {
+            let w = d.exp();
+            acc += w;
+            eacc += w * ek;
         }
     }
-    for (l, (&zk, &ek)) in zr.iter().zip(er).enumerate() {
-        let w = crate::numeric::exp(zk - zmax);
-        acc[l] += w;
-        eacc[l] += w * ek;
-    }
-    (
-        (acc[0] + acc[1]) + (acc[2] + acc[3]),
-        (eacc[0] + eacc[1]) + (eacc[2] + eacc[3]),
-    )
+    (acc, eacc)
 }
 
 #[cfg(test)]

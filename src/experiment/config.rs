@@ -36,9 +36,71 @@ pub struct Config {
     /// Which algorithms run, with their parameters.
     #[serde(default)]
     pub algorithms: AlgorithmsSection,
-    /// Paper values to compare against (optional).
+    /// Paper values to compare against (optional, `kind = "jets"`).
     #[serde(default)]
     pub expected: Option<ExpectedSection>,
+    /// Posterior sampling settings (`kind = "posterior_sampling"`).
+    #[serde(default)]
+    pub sampling: Option<SamplingSection>,
+    /// Scaling-study settings (`kind = "scaling"`).
+    #[serde(default)]
+    pub scaling: Option<ScalingSection>,
+}
+
+/// What an experiment computes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ExperimentKind {
+    /// Score every jet with the trellis, beam search and greedy (Table 1, Figure 5).
+    #[default]
+    Jets,
+    /// Exact posterior sampling and marginals on one jet (Figure 6).
+    PosteriorSampling,
+    /// Wall time and memory of the exact trellis against N.
+    Scaling,
+}
+
+/// `[sampling]`: Figure 6 of the paper.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSection {
+    /// Trees to draw from the exact posterior.
+    pub n_samples: usize,
+    /// Which jet of the dataset (0-based).
+    #[serde(default)]
+    pub jet_index: usize,
+    /// Optional JSON file with another sampler's draws (`sample_loglh`: the log-likelihood of
+    /// each sampled tree), drawn in the same chart (relative paths: relative to the config).
+    #[serde(default)]
+    pub reference_samples: Option<PathBuf>,
+    /// Largest N for which all trees are enumerated to get the exact mass per log-likelihood
+    /// value (default 9: 2,027,025 trees).
+    #[serde(default = "default_max_enumerate")]
+    pub max_enumerate_leaves: usize,
+}
+
+fn default_max_enumerate() -> usize {
+    9
+}
+
+/// `[scaling]`: the exact trellis on one generated jet per N.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingSection {
+    /// Smallest N.
+    pub n_min: usize,
+    /// Largest N.
+    pub n_max: usize,
+    /// Step between sizes (default 1).
+    #[serde(default = "one")]
+    pub step: usize,
+    /// Timed runs per N; the fastest is reported (default 1).
+    #[serde(default = "one")]
+    pub repeats: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// `[experiment]`.
@@ -55,6 +117,9 @@ pub struct ExperimentSection {
     /// Worker threads (0 = one per core). Results do not depend on it.
     #[serde(default)]
     pub threads: usize,
+    /// What to compute: `"jets"` (default), `"posterior_sampling"` or `"scaling"`.
+    #[serde(default)]
+    pub kind: ExperimentKind,
 }
 
 fn default_output_dir() -> PathBuf {
@@ -91,7 +156,7 @@ pub struct DataSection {
     /// With `source = "file"`: the dataset (relative paths are relative to the config file).
     #[serde(default)]
     pub path: Option<PathBuf>,
-    /// With `source = "generate"`: number of jets to keep.
+    /// With `source = "generate"` and `kind = "jets"`: number of jets to keep.
     #[serde(default)]
     pub n_jets: Option<usize>,
     /// Smallest leaf count kept (inclusive, default 1).
@@ -234,10 +299,17 @@ impl Config {
             },
             other => other,
         })?;
+        let base = path.parent().unwrap_or(Path::new("."));
         if let Some(p) = &cfg.data.path {
             if p.is_relative() {
-                let base = path.parent().unwrap_or(Path::new("."));
                 cfg.data.path = Some(base.join(p));
+            }
+        }
+        if let Some(s) = cfg.sampling.as_mut() {
+            if let Some(p) = &s.reference_samples {
+                if p.is_relative() {
+                    s.reference_samples = Some(base.join(p));
+                }
             }
         }
         Ok(cfg)
@@ -293,9 +365,13 @@ impl Config {
                 if d.path.is_some() {
                     return Err("data.path only applies to data.source = \"file\"".into());
                 }
+                let needs_n = self.experiment.kind != ExperimentKind::Scaling;
                 match d.n_jets {
-                    None | Some(0) => {
+                    None | Some(0) if needs_n => {
                         return Err("data.source = \"generate\" needs data.n_jets >= 1".into())
+                    }
+                    Some(_) if !needs_n => {
+                        return Err("data.n_jets does not apply to kind = \"scaling\" (one jet per N); remove it".into())
                     }
                     _ => {}
                 }
@@ -330,12 +406,16 @@ impl Config {
                 "algorithms.beam_size must be at least 1 (or absent for the paper's rule)".into(),
             );
         }
-        if self.algorithms.trellis && self.algorithms.max_exact_leaves > 40 {
-            return Err(
-                "algorithms.max_exact_leaves above 40 cannot fit in memory; use at most 30".into(),
-            );
+        if self.algorithms.max_exact_leaves > crate::exact::full::MAX_LEAVES {
+            return Err(format!(
+                "algorithms.max_exact_leaves = {} is above the exact trellis's hard limit of {} leaves (2^N tables); use at most 26 on a 24 GiB machine",
+                self.algorithms.max_exact_leaves,
+                crate::exact::full::MAX_LEAVES
+            ));
         }
-        if self.algorithms.trellis
+        self.check_kind()?;
+        if self.experiment.kind == ExperimentKind::Jets
+            && self.algorithms.trellis
             && d.source == DataSource::Generate
             && hi > self.algorithms.max_exact_leaves
         {
@@ -343,6 +423,57 @@ impl Config {
                 "data.max_leaves = {hi} exceeds algorithms.max_exact_leaves = {}: lower max_leaves, raise max_exact_leaves, or set algorithms.trellis = false",
                 self.algorithms.max_exact_leaves
             ));
+        }
+        Ok(())
+    }
+
+    fn check_kind(&self) -> Result<(), String> {
+        let kind = self.experiment.kind;
+        let section = |name: &str, present: bool, wanted: bool| -> Result<(), String> {
+            match (present, wanted) {
+                (false, true) => Err(format!("experiment.kind = {kind:?} needs a [{name}] section")),
+                (true, false) => Err(format!(
+                    "[{name}] does not apply to experiment.kind = {kind:?}; remove it or change the kind"
+                )),
+                _ => Ok(()),
+            }
+        };
+        section(
+            "sampling",
+            self.sampling.is_some(),
+            kind == ExperimentKind::PosteriorSampling,
+        )?;
+        section(
+            "scaling",
+            self.scaling.is_some(),
+            kind == ExperimentKind::Scaling,
+        )?;
+        if self.expected.is_some() && kind != ExperimentKind::Jets {
+            return Err("[expected] only applies to experiment.kind = \"jets\"".into());
+        }
+        if let Some(s) = &self.sampling {
+            if s.n_samples == 0 {
+                return Err("sampling.n_samples must be at least 1".into());
+            }
+            if s.max_enumerate_leaves > 10 {
+                return Err("sampling.max_enumerate_leaves above 10 would enumerate more than 3e7 trees; use at most 10".into());
+            }
+        }
+        if let Some(s) = &self.scaling {
+            if s.n_min < 2 || s.n_min > s.n_max || s.step == 0 || s.repeats == 0 {
+                return Err("scaling needs 2 <= n_min <= n_max, step >= 1 and repeats >= 1".into());
+            }
+            if s.n_max > self.algorithms.max_exact_leaves {
+                return Err(format!(
+                    "scaling.n_max = {} exceeds algorithms.max_exact_leaves = {}; raise max_exact_leaves (each extra leaf triples the time) or lower n_max",
+                    s.n_max, self.algorithms.max_exact_leaves
+                ));
+            }
+            if self.data.source != DataSource::Generate {
+                return Err(
+                    "kind = \"scaling\" generates its jets: set data.source = \"generate\"".into(),
+                );
+            }
         }
         Ok(())
     }

@@ -8,6 +8,8 @@
 pub mod config;
 pub mod jets;
 pub mod plot;
+pub mod posterior;
+pub mod scaling;
 pub mod table;
 
 use anyhow::{Context, Result};
@@ -143,6 +145,14 @@ impl Manifest {
         }
     }
 
+    /// Worker threads of the run.
+    pub fn threads(&self) -> usize {
+        self.fields
+            .get("threads")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(1) as usize
+    }
+
     /// Records a wall time in seconds.
     pub fn timing(&mut self, what: &str, seconds: f64) {
         self.timings.insert(what.into(), json!(seconds));
@@ -261,7 +271,15 @@ pub fn run_config(path: &Path, force: bool) -> Result<Outcome> {
         let staging = Staging::new(&dir)?;
         let mut manifest = Manifest::new(&cfg, path, threads);
         let t0 = std::time::Instant::now();
-        jets::run(&cfg, &staging, &mut manifest)?;
+        match cfg.experiment.kind {
+            config::ExperimentKind::Jets => {
+                jets::run(&cfg, &staging, &mut manifest)?;
+            }
+            config::ExperimentKind::PosteriorSampling => {
+                posterior::run(&cfg, &staging, &mut manifest)?;
+            }
+            config::ExperimentKind::Scaling => scaling::run(&cfg, &staging, &mut manifest)?,
+        }
         manifest.timing("total", t0.elapsed().as_secs_f64());
         let mut outputs = staging.files()?;
         outputs.push("manifest.json".into());

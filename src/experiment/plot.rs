@@ -18,10 +18,18 @@
 //! * [`PairwiseDiffTable`]: a matrix of "mean ± std" pairwise differences with a
 //!   diverging background colour (Table 1 of the Cluster Trellis paper);
 //! * [`ScatterByCategory`]: a scatter plot coloured by an integer category
-//!   (Figure 5 of the paper).
+//!   (Figure 5 of the paper);
+//! * [`PosteriorMassChart`]: exact posterior mass as stems against sampled
+//!   frequencies as markers (Figure 6 of the paper);
+//! * [`LineChart`]: lines of [`LineSeries`] (solid or dashed, with or without
+//!   markers) with an optional log y axis, e.g. wall time against N.
 //!
-//! Colour helpers [`viridis`], [`diverging`] and [`category_colors`] are shared
-//! by all charts.
+//! Colour helpers [`viridis`], [`diverging`], [`category_colors`] and
+//! [`qualitative_color`] are shared by all charts.
+//!
+//! The embedded font covers Latin, Greek and common symbols (`−`, `×`, `·`,
+//! `±`, `≈`, `≤`, superscript digits) but not every mathematical sign: `∝`,
+//! for one, renders as an empty box in PNGs.
 //!
 //! ```ignore
 //! let chart = ScatterByCategory { points, x_label: "MAP log-likelihood".into(), ..Default::default() };
@@ -34,7 +42,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
 use anyhow::{anyhow, Context, Result};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, FontTransform};
@@ -1129,6 +1139,1223 @@ impl Chart for ScatterByCategory {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Axes with explicit ticks
+// ---------------------------------------------------------------------------
+
+/// A linear axis over `lo..hi` (data units; log10 of the data for a log axis)
+/// with explicit major (labelled, bold grid) and minor (light grid) ticks.
+#[derive(Debug, Clone)]
+struct TickAxis {
+    lo: f64,
+    hi: f64,
+    major: Vec<f64>,
+    minor: Vec<f64>,
+    /// Ticks are powers of ten of the values (log axis).
+    log: bool,
+    /// Linear axis labelled in scientific notation (`m×10^e`), with this
+    /// decade of the tick step (so mantissas get enough decimals).
+    sci: Option<i32>,
+}
+
+impl Ranged for TickAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.hi - self.lo;
+        let t = if span > 0.0 {
+            (value - self.lo) / span
+        } else {
+            0.5
+        };
+        (f64::from(limit.0) + t * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        let mut points = self.major.clone();
+        if hint.weight().allow_light_points() {
+            points.extend_from_slice(&self.minor);
+            points.sort_by(f64::total_cmp);
+        }
+        points
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Multiples `k * step` inside `[lo, hi]` (with a little tolerance).
+fn multiples(lo: f64, hi: f64, step: f64) -> impl Iterator<Item = (i64, f64)> {
+    let a = (lo / step - 1e-9).ceil() as i64;
+    let b = (hi / step + 1e-9).floor() as i64;
+    (a..=b).map(move |k| (k, k as f64 * step))
+}
+
+impl TickAxis {
+    /// A linear axis with at most `max_ticks` labelled ticks at 1-2-5 steps
+    /// (whole numbers only if `integer`).
+    fn linear(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> Self {
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() && hi > lo {
+            (lo, hi)
+        } else {
+            (0.0, 1.0)
+        };
+        let raw = (hi - lo) / max_ticks.max(1) as f64;
+        let mag = 10f64.powf(raw.log10().floor());
+        // Step 1, 2 or 5 times a power of ten, with minor ticks dividing it.
+        let (norm, mut div) = [(1.0, 5), (2.0, 4), (5.0, 5), (10.0, 5)]
+            .into_iter()
+            .find(|&(m, _)| m * mag >= raw * (1.0 - 1e-9))
+            .unwrap_or((10.0, 5));
+        let mut step = norm * mag;
+        if integer && step < 1.0 {
+            (step, div) = (1.0, 1);
+        }
+        let major: Vec<f64> = multiples(lo, hi, step).map(|(_, v)| v).collect();
+        let max_abs = major.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let sci = (max_abs >= 1e6 || step < 1e-3).then(|| step.log10().floor() as i32);
+        if integer {
+            // Minor ticks at whole numbers only.
+            div = [div, 5, 4, 2]
+                .into_iter()
+                .find(|&d| (step / f64::from(d)).fract() == 0.0)
+                .unwrap_or(1);
+        }
+        let minor_step = step / f64::from(div);
+        let minor = if div > 1 {
+            multiples(lo, hi, minor_step)
+                .filter(|(k, _)| k % i64::from(div) != 0)
+                .map(|(_, v)| v)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            lo,
+            hi,
+            major,
+            minor,
+            log: false,
+            sci,
+        }
+    }
+
+    /// A linear x axis for `area` with at most 10 labelled ticks, fewer if
+    /// the labels would crowd the plot width (estimated from `y_axis` and
+    /// `reserved` pixels taken by a legend beside the plot).
+    fn linear_x<DB: DrawingBackend>(
+        area: &DrawingArea<DB, Shift>,
+        (lo, hi): (f64, f64),
+        integer: bool,
+        y_axis: &TickAxis,
+        reserved: f64,
+    ) -> Self {
+        let (w, _) = area.dim_in_pixel();
+        let plot_w = f64::from(w) - f64::from(label_areas(y_axis).1) - 60.0 - reserved;
+        let mut max_ticks = 10;
+        loop {
+            let axis = Self::linear(lo, hi, max_ticks, integer);
+            let need = (axis.label_width() + 24.0) * axis.major.len() as f64;
+            if need <= plot_w || max_ticks <= 2 {
+                return axis;
+            }
+            max_ticks -= 1;
+        }
+    }
+
+    /// A log axis over `10^lo..10^hi` (arguments in decades) with at most
+    /// `max_ticks` labelled ticks, at powers of ten where the range spans at
+    /// least one, else at 1, 2 and 5 times powers of ten.
+    fn log10(lo: f64, hi: f64, max_ticks: usize) -> Self {
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() && hi > lo {
+            (lo, hi)
+        } else {
+            (-1.0, 1.0)
+        };
+        let (a, b) = ((lo - 1e-9).ceil() as i64, (hi + 1e-9).floor() as i64);
+        let (mut major, mut minor) = (Vec::new(), Vec::new());
+        let in_range = |v: f64| v >= lo - 1e-9 && v <= hi + 1e-9;
+        if b > a {
+            let max = max_ticks.max(2) as i64;
+            let step = [1, 2, 3, 4, 5, 10, 20, 25, 50, 100, 200, 500, 1000]
+                .into_iter()
+                .find(|&s| b.div_euclid(s) - (a - 1).div_euclid(s) <= max)
+                .unwrap_or(1000);
+            for e in a..=b {
+                if e.rem_euclid(step) == 0 {
+                    major.push(e as f64);
+                } else {
+                    minor.push(e as f64);
+                }
+            }
+            if step == 1 && hi - lo <= 8.0 {
+                for e in (a - 1)..=b {
+                    for m in 2..=9 {
+                        let v = e as f64 + f64::from(m).log10();
+                        if in_range(v) {
+                            minor.push(v);
+                        }
+                    }
+                }
+            }
+        } else {
+            let sets: [&[u8]; 3] = [&[1, 2, 5], &[1, 2, 3, 5, 7], &[1, 2, 3, 4, 5, 6, 7, 8, 9]];
+            for mantissas in sets {
+                major.clear();
+                minor.clear();
+                for e in (a - 1)..=b {
+                    for m in 1..=9 {
+                        let v = e as f64 + f64::from(m).log10();
+                        if in_range(v) {
+                            if mantissas.contains(&m) {
+                                major.push(v);
+                            } else {
+                                minor.push(v);
+                            }
+                        }
+                    }
+                }
+                if major.len() >= 3 {
+                    break;
+                }
+            }
+            if major.len() < 2 {
+                // A narrow range: linear ticks in data units.
+                let lin = Self::linear(10f64.powf(lo), 10f64.powf(hi), max_ticks.min(5), false);
+                let logs = |v: &[f64]| v.iter().filter(|&&x| x > 0.0).map(|x| x.log10()).collect();
+                (major, minor) = (logs(&lin.major), logs(&lin.minor));
+            }
+        }
+        Self {
+            lo,
+            hi,
+            major,
+            minor,
+            log: true,
+            sci: None,
+        }
+    }
+
+    /// The label of a major tick: a number for a linear axis, else the
+    /// mantissa text (`""`, `"2×"`, ...) before `10` and the exponent.
+    fn tick_text(&self, t: f64) -> (String, Option<String>) {
+        if let Some(step_exp) = self.sci {
+            if t == 0.0 {
+                return ("0".to_owned(), None);
+            }
+            let e = t.abs().log10().floor();
+            let decimals = (e as i32 - step_exp).clamp(0, 6) as usize;
+            let m = format!("{:.decimals$}", t / 10f64.powf(e));
+            let m = if m.contains('.') {
+                m.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                &m
+            };
+            let m = typographic_minus(m.to_owned());
+            let base = if m == "1" {
+                "10".to_owned()
+            } else {
+                format!("{m}\u{d7}10")
+            };
+            return (base, Some(format_number(e, 0)));
+        }
+        if !self.log {
+            return (format_tick(t), None);
+        }
+        let mut e = (t + 1e-9).floor();
+        let mut m = (10f64.powf(t - e) * 100.0).round() / 100.0;
+        if m >= 10.0 {
+            (m, e) = (m / 10.0, e + 1.0);
+        }
+        let base = if m == 1.0 {
+            "10".to_owned()
+        } else {
+            format!("{}\u{d7}10", format_tick(m))
+        };
+        (base, Some(format_number(e, 0)))
+    }
+
+    /// Whether tick labels are drawn by [`draw_mesh`] rather than plotters
+    /// (powers of ten with superscript exponents).
+    fn custom_labels(&self) -> bool {
+        self.log || self.sci.is_some()
+    }
+
+    /// Width in pixels of the widest major tick label.
+    fn label_width(&self) -> f64 {
+        self.major
+            .iter()
+            .map(|&t| match self.tick_text(t) {
+                (base, None) => Label::new(&base, TICK_SIZE).width(),
+                (base, Some(exp)) => {
+                    Label::new(&base, TICK_SIZE).width() + Label::new(&exp, SUP_SIZE).width()
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Font size of exponents in power-of-ten tick labels.
+const SUP_SIZE: f64 = 16.0;
+
+/// Draws a tick label `base` + superscript `exp` with its box anchored at
+/// `(x, y)`: `h` along the label, `v` for the base text (as for [`Label`]).
+fn draw_power_label<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (base, exp): (&str, &str),
+    (x, y): (f64, f64),
+    h: HPos,
+    v: VPos,
+) -> Result<()> {
+    let base_label = Label::new(base, TICK_SIZE).anchor(HPos::Left, v);
+    let exp_label = Label::new(exp, SUP_SIZE).anchor(HPos::Left, VPos::Bottom);
+    let gap = 1.0;
+    let w = base_label.width() + gap + exp_label.width();
+    let x0 = match h {
+        HPos::Left => x,
+        HPos::Center => x - w / 2.0,
+        HPos::Right => x - w,
+    };
+    base_label.draw(area, pt(x0, y))?;
+    let cap = base_label.cap_height();
+    let baseline = match v {
+        VPos::Top => y + cap,
+        VPos::Center => y + cap / 2.0,
+        VPos::Bottom => y,
+    };
+    exp_label.draw(
+        area,
+        pt(x0 + base_label.width() + gap, baseline - 0.62 * cap),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Markers, lines and legends in pixel coordinates
+// ---------------------------------------------------------------------------
+
+/// Marker shapes, in the order they are handed out to series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    Circle,
+    Cross,
+    Diamond,
+    Square,
+    Triangle,
+    Plus,
+}
+
+const MARKERS: [Marker; 6] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::Cross,
+    Marker::Plus,
+];
+
+/// Draws `marker` of radius about `r` pixels centred on `(x, y)` (pixels
+/// relative to `area`); open shapes (crosses) are stroked 2 px wide.
+fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    marker: Marker,
+    (x, y): (f64, f64),
+    r: f64,
+    color: RGBAColor,
+) -> Result<()> {
+    let fill = color.filled();
+    let poly = |pts: &[(f64, f64)]| {
+        let pts: Vec<(i32, i32)> = pts.iter().map(|&(u, v)| pt(x + u, y + v)).collect();
+        area.draw(&Polygon::new(pts, fill)).map_err(plot_err)
+    };
+    let seg = |(u0, v0): (f64, f64), (u1, v1): (f64, f64)| {
+        line(
+            area,
+            (x + u0, y + v0),
+            (x + u1, y + v1),
+            color.stroke_width(2),
+        )
+    };
+    match marker {
+        Marker::Circle => area
+            .draw(&Circle::new(pt(x, y), r.round().max(1.0) as u32, fill))
+            .map_err(plot_err),
+        Marker::Square => {
+            let s = 0.85 * r;
+            poly(&[(-s, -s), (s, -s), (s, s), (-s, s)])
+        }
+        Marker::Diamond => {
+            let s = 1.2 * r;
+            poly(&[(0.0, -s), (s, 0.0), (0.0, s), (-s, 0.0)])
+        }
+        Marker::Triangle => {
+            let s = 1.15 * r;
+            poly(&[(0.0, -s), (0.87 * s, 0.5 * s), (-0.87 * s, 0.5 * s)])
+        }
+        Marker::Cross => {
+            let s = 0.9 * r;
+            seg((-s, -s), (s, s))?;
+            seg((-s, s), (s, -s))
+        }
+        Marker::Plus => {
+            let s = 1.1 * r;
+            seg((-s, 0.0), (s, 0.0))?;
+            seg((0.0, -s), (0.0, s))
+        }
+    }
+}
+
+/// Draws a polyline through `pts` (pixels relative to `area`), dashed or solid.
+fn polyline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[(f64, f64)],
+    style: ShapeStyle,
+    dashed: bool,
+) -> Result<()> {
+    let pts: Vec<(i32, i32)> = pts.iter().map(|&(x, y)| pt(x, y)).collect();
+    if pts.len() < 2 {
+        return Ok(());
+    }
+    if dashed {
+        area.draw(&DashedPathElement::new(pts, 9, 6, style))
+    } else {
+        area.draw(&PathElement::new(pts, style))
+    }
+    .map_err(plot_err)
+}
+
+/// The sample drawn before a legend entry.
+#[derive(Debug, Clone)]
+enum Swatch {
+    /// A horizontal line, optionally dashed, optionally with a marker on it.
+    Line {
+        color: RGBColor,
+        dashed: bool,
+        marker: Option<Marker>,
+    },
+    /// A marker alone.
+    Marker {
+        marker: Marker,
+        color: RGBAColor,
+        r: f64,
+    },
+    /// A vertical stem with a tick on top (exact masses).
+    Stem { color: RGBColor },
+    /// A vertical line, optionally dashed.
+    VLine { color: RGBColor, dashed: bool },
+}
+
+/// Width of the swatch column in a legend.
+const SWATCH_W: f64 = 44.0;
+
+/// A legend box: one row per entry, a swatch followed by the entry's text.
+struct Legend {
+    entries: Vec<(Swatch, String)>,
+}
+
+impl Legend {
+    fn row_h() -> f64 {
+        TICK_SIZE * 1.4
+    }
+
+    fn size(&self) -> (f64, f64) {
+        let text_w = self
+            .entries
+            .iter()
+            .map(|(_, t)| Label::new(t, TICK_SIZE).width())
+            .fold(0.0, f64::max);
+        (
+            // 18% slack: SVG viewers without Noto Sans fall back to wider fonts.
+            1.18 * text_w + SWATCH_W + 28.0,
+            Self::row_h() * self.entries.len() as f64 + 14.0,
+        )
+    }
+
+    /// Draws the legend with its top left corner at `(bx, by)`.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (bx, by): (f64, f64),
+    ) -> Result<()> {
+        if self.entries.is_empty() {
+            return Ok(());
+        }
+        let (bw, bh) = self.size();
+        fill_rect(area, (bx, by), (bx + bw, by + bh), WHITE.mix(0.92).filled())?;
+        fill_rect(
+            area,
+            (bx, by),
+            (bx + bw, by + bh),
+            RGBColor(160, 160, 160).stroke_width(1),
+        )?;
+        let row_h = Self::row_h();
+        for (k, (swatch, text)) in self.entries.iter().enumerate() {
+            let cy = by + 7.0 + row_h * (k as f64 + 0.5);
+            let (x0, x1) = (bx + 12.0, bx + 12.0 + SWATCH_W);
+            let xm = (x0 + x1) / 2.0;
+            match *swatch {
+                Swatch::Line {
+                    color,
+                    dashed,
+                    marker,
+                } => {
+                    let (xa, xb) = if dashed { (x0, x1 + 2.0) } else { (x0, x1) };
+                    polyline(area, &[(xa, cy), (xb, cy)], color.stroke_width(2), dashed)?;
+                    if let Some(m) = marker {
+                        draw_marker(area, m, (xm, cy), 4.5, color.to_rgba())?;
+                    }
+                }
+                Swatch::Marker { marker, color, r } => {
+                    draw_marker(area, marker, (xm, cy), r, color)?;
+                }
+                Swatch::Stem { color } => {
+                    let (top, bottom) = (cy - 0.36 * row_h, cy + 0.4 * row_h);
+                    line(area, (xm, bottom), (xm, top), color.stroke_width(STEM_W))?;
+                    fill_rect(
+                        area,
+                        (xm - 4.0, top - 1.0),
+                        (xm + 4.0, top + 1.0),
+                        color.filled(),
+                    )?;
+                }
+                Swatch::VLine { color, dashed } => {
+                    let (top, bottom) = (cy - 0.45 * row_h, cy + 0.45 * row_h);
+                    polyline(
+                        area,
+                        &[(xm, top), (xm, bottom)],
+                        color.stroke_width(2),
+                        dashed,
+                    )?;
+                }
+            }
+            Label::new(text, TICK_SIZE)
+                .anchor(HPos::Left, VPos::Center)
+                .draw(area, pt(x1 + 12.0, cy))?;
+        }
+        Ok(())
+    }
+}
+
+/// Pixel rectangle `(x0, y0, x1, y1)` relative to the drawing area.
+type PxRect = (f64, f64, f64, f64);
+
+/// Points every ~3 px along the segment `a`-`b` (for legend placement).
+fn sample_segment(a: (f64, f64), b: (f64, f64), out: &mut Vec<(f64, f64)>) {
+    let n = ((b.0 - a.0).hypot(b.1 - a.1) / 3.0)
+        .ceil()
+        .clamp(1.0, 2000.0) as usize;
+    out.extend((0..=n).map(|i| {
+        let t = i as f64 / n as f64;
+        (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)
+    }));
+}
+
+/// Top left corner for a `size` box inside `plot`, among the corners and the
+/// middles of the top and bottom edges, covering the fewest `obstacles`
+/// (pixel points), and how many it covers.
+fn place_legend(plot: PxRect, size: (f64, f64), obstacles: &[(f64, f64)]) -> ((f64, f64), usize) {
+    let (px0, py0, px1, py1) = plot;
+    let (w, h) = size;
+    let inset = 12.0;
+    let (l, r, c) = (px0 + inset, px1 - inset - w, (px0 + px1 - w) / 2.0);
+    let (t, b) = (py0 + inset, py1 - inset - h);
+    let margin = 4.0;
+    let covered = |(x, y): (f64, f64)| {
+        obstacles
+            .iter()
+            .filter(|&&(u, v)| {
+                u >= x - margin && u <= x + w + margin && v >= y - margin && v <= y + h + margin
+            })
+            .count()
+    };
+    [(r, t), (l, t), (c, t), (r, b), (l, b), (c, b)]
+        .into_iter()
+        .map(|p| (p, covered(p)))
+        .min_by_key(|&(_, n)| n)
+        .unwrap_or(((l, t), 0))
+}
+
+/// Height of the title band above the plot.
+fn title_band(title: &str) -> u32 {
+    if title.is_empty() {
+        12
+    } else {
+        (TITLE_SIZE * 2.0) as u32
+    }
+}
+
+/// Draws the title and the axis descriptions around the plot rectangle.
+#[allow(clippy::too_many_arguments)]
+fn draw_frame_texts<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    plot: PxRect,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_area: f64,
+    y_area: f64,
+) -> Result<()> {
+    let (w, _) = area.dim_in_pixel();
+    let (px0, py0, px1, py1) = plot;
+    let desc_h = Label::new("M", LABEL_SIZE).cap_height() * 1.9;
+    if !title.is_empty() {
+        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, f64::from(w) - 40.0);
+        Label::new(title, size).draw(
+            area,
+            pt(f64::from(w) / 2.0, f64::from(title_band(title)) / 2.0),
+        )?;
+    }
+    if !x_label.is_empty() {
+        let size = fit_font_size(&[x_label], LABEL_SIZE, 12.0, px1 - px0);
+        Label::new(x_label, size)
+            .anchor(HPos::Center, VPos::Bottom)
+            .draw(
+                area,
+                pt((px0 + px1) / 2.0, py1 + x_area - 14.0 - 0.25 * desc_h),
+            )?;
+    }
+    if !y_label.is_empty() {
+        let size = fit_font_size(&[y_label], LABEL_SIZE, 12.0, py1 - py0);
+        Label::new(y_label, size)
+            .vertical()
+            .anchor(HPos::Center, VPos::Top)
+            .draw(area, pt(px0 - y_area + 12.0, (py0 + py1) / 2.0))?;
+    }
+    Ok(())
+}
+
+/// Sizes of the x and y label areas for the given y axis.
+fn label_areas(y_axis: &TickAxis) -> (u32, u32) {
+    let desc_h = Label::new("M", LABEL_SIZE).cap_height() * 1.9;
+    let y_area = (y_axis.label_width() + 24.0 + desc_h + 14.0).round() as u32;
+    let x_area = (TICK_SIZE * 1.3 + 14.0 + desc_h + 14.0).round() as u32;
+    (x_area, y_area)
+}
+
+/// A chart context on [`TickAxis`] axes.
+type TickChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickAxis, TickAxis>>;
+
+/// Builds a chart with the house style on `area`, leaving `right` and
+/// `bottom` extra pixels free beside and below it (for a legend).
+fn build_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x_axis: &TickAxis,
+    y_axis: &TickAxis,
+    (right, bottom): (f64, f64),
+) -> Result<TickChart<'a, DB>> {
+    let (x_area, y_area) = label_areas(y_axis);
+    let chart = ChartBuilder::on(area)
+        .margin_top(title_band(title))
+        .margin_left(12)
+        .margin_right((36.0 + right).round() as u32)
+        .margin_bottom((10.0 + bottom).round() as u32)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(x_axis.clone(), y_axis.clone())
+        .map_err(plot_err)?;
+    Ok(chart)
+}
+
+/// A chart with its x axis and where its legend goes.
+struct Layout<'a, DB: DrawingBackend> {
+    chart: TickChart<'a, DB>,
+    x_axis: TickAxis,
+    legend_pos: Option<(f64, f64)>,
+}
+
+/// Lays out a chart with a legend: inside the plot where it covers none of
+/// the `obstacles` (pixel points, as a function of the chart), else to the
+/// right of the plot if that leaves it most of the width, else below it.
+/// The x axis ticks are fitted to the resulting plot width.
+fn layout_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    (x_range, integer_x): ((f64, f64), bool),
+    y_axis: &TickAxis,
+    legend: &Legend,
+    obstacles: impl Fn(&TickChart<'a, DB>) -> Vec<(f64, f64)>,
+) -> Result<Layout<'a, DB>> {
+    let x_axis = TickAxis::linear_x(area, x_range, integer_x, y_axis, 0.0);
+    let chart = build_chart(area, title, &x_axis, y_axis, (0.0, 0.0))?;
+    if legend.entries.is_empty() {
+        return Ok(Layout {
+            chart,
+            x_axis,
+            legend_pos: None,
+        });
+    }
+    let (lw, lh) = legend.size();
+    let (pos, covered) = place_legend(plot_rect(area, &chart), (lw, lh), &obstacles(&chart));
+    if covered == 0 {
+        return Ok(Layout {
+            chart,
+            x_axis,
+            legend_pos: Some(pos),
+        });
+    }
+    let (w, h) = area.dim_in_pixel();
+    let (w, h) = (f64::from(w), f64::from(h));
+    let (px0, py0, px1, py1) = plot_rect(area, &chart);
+    if px1 - px0 - lw - 16.0 >= 0.5 * w {
+        let right = lw + 16.0;
+        let x_axis = TickAxis::linear_x(area, x_range, integer_x, y_axis, right);
+        let chart = build_chart(area, title, &x_axis, y_axis, (right, 0.0))?;
+        let (_, py0, px1, _) = plot_rect(area, &chart);
+        return Ok(Layout {
+            chart,
+            x_axis,
+            legend_pos: Some((px1 + 16.0, py0)),
+        });
+    }
+    if py1 - py0 - lh - 8.0 >= 0.5 * h {
+        let chart = build_chart(area, title, &x_axis, y_axis, (0.0, lh + 8.0))?;
+        return Ok(Layout {
+            chart,
+            x_axis,
+            legend_pos: Some(((w - lw) / 2.0, h - 10.0 - lh)),
+        });
+    }
+    // No room outside: the least covered place inside.
+    Ok(Layout {
+        chart,
+        x_axis,
+        legend_pos: Some(pos),
+    })
+}
+
+/// At most how many labelled y ticks fit on a chart on `area` with `title`.
+fn max_y_ticks<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    max: usize,
+) -> usize {
+    let (_, h) = area.dim_in_pixel();
+    let (x_area, _) = label_areas(&TickAxis::linear(0.0, 1.0, 1, false));
+    let plot_h = f64::from(h) - f64::from(title_band(title)) - f64::from(x_area) - 10.0;
+    ((plot_h / (2.2 * TICK_SIZE)).floor() as usize).clamp(2, max)
+}
+
+/// Draws the grid, axes and tick labels of `chart`.
+fn draw_mesh<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &mut TickChart<'_, DB>,
+    x_axis: &TickAxis,
+    y_axis: &TickAxis,
+) -> Result<()> {
+    let fmt = |axis: &TickAxis, v: f64| {
+        if axis.custom_labels() {
+            String::new()
+        } else {
+            axis.tick_text(v).0
+        }
+    };
+    let x_fmt = |v: &f64| fmt(x_axis, *v);
+    let y_fmt = |v: &f64| fmt(y_axis, *v);
+    chart
+        .configure_mesh()
+        .label_style(text_style::<DB>(TICK_SIZE))
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .x_labels(x_axis.major.len().max(1))
+        .y_labels(y_axis.major.len().max(1))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(208, 208, 208))
+        .axis_style(RGBColor(80, 80, 80))
+        .draw()
+        .map_err(plot_err)?;
+    let (px0, _, _, py1) = plot_rect(area, chart);
+    let px = to_pixels(area, chart);
+    for (axis, is_x) in [(x_axis, true), (y_axis, false)] {
+        if !axis.custom_labels() {
+            continue;
+        }
+        for &t in &axis.major {
+            let (base, exp) = axis.tick_text(t);
+            let exp = exp.unwrap_or_default();
+            if is_x {
+                let (sx, _) = px(t, y_axis.lo);
+                draw_power_label(
+                    area,
+                    (&base, &exp),
+                    (sx, py1 + 14.0),
+                    HPos::Center,
+                    VPos::Top,
+                )?;
+            } else {
+                let (_, sy) = px(x_axis.lo, t);
+                draw_power_label(
+                    area,
+                    (&base, &exp),
+                    (px0 - 10.0, sy),
+                    HPos::Right,
+                    VPos::Center,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Pixel position of `area`'s top left corner on its backend.
+fn origin<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> (f64, f64) {
+    let (xr, yr) = area.get_pixel_range();
+    (f64::from(xr.start), f64::from(yr.start))
+}
+
+/// The plotting rectangle of `chart` in pixels relative to `area`.
+fn plot_rect<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &TickChart<'_, DB>,
+) -> PxRect {
+    let (ox, oy) = origin(area);
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    (
+        f64::from(px.start) - ox,
+        f64::from(py.start) - oy,
+        f64::from(px.end) - ox,
+        f64::from(py.end) - oy,
+    )
+}
+
+/// A mapping from data coordinates of `chart` to pixels relative to `area`.
+fn to_pixels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &TickChart<'_, DB>,
+) -> impl Fn(f64, f64) -> (f64, f64) {
+    let (ox, oy) = origin(area);
+    let coord = chart.as_coord_spec().clone();
+    move |x, y| {
+        let (sx, sy) = coord.translate(&(x, y));
+        (f64::from(sx) - ox, f64::from(sy) - oy)
+    }
+}
+
+/// The qualitative "Tableau 10" palette (matplotlib's default colour cycle);
+/// colour `i` repeats every 10.
+pub fn qualitative_color(i: usize) -> RGBColor {
+    const C: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+    let (r, g, b) = C[i % C.len()];
+    RGBColor(r, g, b)
+}
+
+// ---------------------------------------------------------------------------
+// Posterior mass chart
+// ---------------------------------------------------------------------------
+
+/// Stroke width of posterior mass stems.
+const STEM_W: u32 = 2;
+
+/// Exact posterior mass against log-likelihood compared with sampled
+/// frequencies (Figure 6 of the Cluster Trellis paper: exact posterior
+/// sampling). The exact mass is drawn as green stems with a tick on top, each
+/// sample set as markers (black circles, orange crosses, blue diamonds, ...),
+/// the truth tree's log-likelihood as a dashed red vertical line; the legend
+/// lists every series and goes into the plot region covering the least data.
+///
+/// `exact` and each frequency vector are matched to `values` by index
+/// (entries beyond the shorter length are ignored); non-finite entries are
+/// skipped.
+#[derive(Debug, Clone, Default)]
+pub struct PosteriorMassChart {
+    /// Distinct log-likelihood values (x positions), ascending.
+    pub values: Vec<f64>,
+    /// Exact posterior probability mass at each value (sums to 1).
+    pub exact: Vec<f64>,
+    /// Named sets of empirical frequencies at each value (each sums to 1), e.g.
+    /// ("trellis sampler, 100,000 draws", freqs) and ("reference sampler, 20,000 draws", freqs).
+    pub samples: Vec<(String, Vec<f64>)>,
+    /// Log-likelihood of the truth tree, drawn as a labelled vertical line, if known.
+    pub truth: Option<f64>,
+    /// Title drawn above the plot.
+    pub title: String,
+    /// X axis description.
+    pub x_label: String,
+    /// Y axis description.
+    pub y_label: String,
+    /// Legend name of the exact series, e.g. "exact posterior mass".
+    pub exact_label: String,
+}
+
+impl PosteriorMassChart {
+    /// Colour, shape and opacity of sample set `k`.
+    fn sample_style(k: usize) -> (Marker, RGBColor, f64) {
+        match k {
+            0 => (Marker::Circle, BLACK, 0.8),
+            1 => (Marker::Cross, RGBColor(235, 120, 0), 1.0),
+            2 => (Marker::Diamond, RGBColor(40, 90, 210), 0.7),
+            3 => (Marker::Triangle, RGBColor(150, 40, 160), 0.7),
+            _ => (MARKERS[k % MARKERS.len()], qualitative_color(k + 1), 0.7),
+        }
+    }
+
+    /// `(value, y)` pairs with both finite.
+    fn pairs<'s>(&'s self, ys: &'s [f64]) -> impl Iterator<Item = (f64, f64)> + 's {
+        self.values
+            .iter()
+            .zip(ys)
+            .map(|(&x, &y)| (x, y))
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+    }
+}
+
+impl PosteriorMassChart {
+    /// Where the "truth" label goes for a truth line at pixel `sx`: anchor
+    /// point, horizontal anchor and the label's pixel extent `(x0, x1)`.
+    fn truth_label(
+        sx: f64,
+        (_, py0, px1, _): PxRect,
+        label: &Label,
+    ) -> ((f64, f64), HPos, (f64, f64)) {
+        let (w, cap) = (label.width(), label.cap_height());
+        let ty = py0 + 8.0 + cap / 2.0;
+        if sx + 6.0 + w <= px1 - 4.0 {
+            ((sx + 6.0, ty), HPos::Left, (sx + 6.0, sx + 6.0 + w))
+        } else {
+            ((sx - 6.0, ty), HPos::Right, (sx - 6.0 - w, sx - 6.0))
+        }
+    }
+
+    fn legend(&self, green: RGBColor, red: RGBColor) -> Legend {
+        let mut entries = Vec::new();
+        if !self.exact.is_empty() {
+            let name = if self.exact_label.is_empty() {
+                "exact posterior mass"
+            } else {
+                &self.exact_label
+            };
+            entries.push((Swatch::Stem { color: green }, name.to_owned()));
+        }
+        for (k, (name, _)) in self.samples.iter().enumerate() {
+            let (marker, color, alpha) = Self::sample_style(k);
+            entries.push((
+                Swatch::Marker {
+                    marker,
+                    color: color.mix(alpha.max(0.8)),
+                    r: if marker == Marker::Cross { 4.0 } else { 4.5 },
+                },
+                name.clone(),
+            ));
+        }
+        if self.truth.is_some_and(f64::is_finite) {
+            entries.push((
+                Swatch::VLine {
+                    color: red,
+                    dashed: true,
+                },
+                "truth tree".to_owned(),
+            ));
+        }
+        Legend { entries }
+    }
+}
+
+impl Chart for PosteriorMassChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        ensure_fonts();
+        area.fill(&WHITE).map_err(plot_err)?;
+        let green = RGBColor(0, 150, 70);
+        let red = RGBColor(215, 25, 28);
+        let truth = self.truth.filter(|t| t.is_finite());
+        let truth_text = Label::new("truth", TICK_SIZE).color(red);
+
+        let xs = self
+            .values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .chain(truth);
+        let x_range = padded_range(xs, 0.04);
+        let y_max = self
+            .pairs(&self.exact)
+            .chain(self.samples.iter().flat_map(|(_, f)| self.pairs(f)))
+            .map(|p| p.1)
+            .fold(0.0, f64::max);
+        let y_max = if y_max > 0.0 { y_max } else { 1.0 };
+        let y_axis = TickAxis::linear(0.0, 1.1 * y_max, max_y_ticks(area, &self.title, 8), false);
+
+        let legend = self.legend(green, red);
+        let obstacles = |chart: &TickChart<'_, DB>| {
+            let px = to_pixels(area, chart);
+            let plot = plot_rect(area, chart);
+            let mut obstacles = Vec::new();
+            for (x, m) in self.pairs(&self.exact) {
+                sample_segment(px(x, 0.0), px(x, m.max(0.0)), &mut obstacles);
+            }
+            for (_, freqs) in &self.samples {
+                obstacles.extend(self.pairs(freqs).map(|(x, f)| px(x, f)));
+            }
+            if let Some(t) = truth {
+                let (sx, _) = px(t, 0.0);
+                sample_segment((sx, plot.1), (sx, plot.3), &mut obstacles);
+                let ((_, ty), _, (lx0, lx1)) = Self::truth_label(sx, plot, &truth_text);
+                sample_segment((lx0, ty), (lx1, ty), &mut obstacles);
+            }
+            obstacles
+        };
+        let Layout {
+            mut chart,
+            x_axis,
+            legend_pos,
+        } = layout_chart(
+            area,
+            &self.title,
+            (x_range, false),
+            &y_axis,
+            &legend,
+            obstacles,
+        )?;
+        draw_mesh(area, &mut chart, &x_axis, &y_axis)?;
+        let plot = plot_rect(area, &chart);
+        let (px0, py0, px1, py1) = plot;
+        let px = to_pixels(area, &chart);
+
+        // Marker size from the typical spacing of the values.
+        let spacing = (px1 - px0) / self.values.len().max(1) as f64;
+        let r = (0.5 * spacing).clamp(3.0, 4.5);
+
+        // Exact mass: stems with a short horizontal tick on top, wider than
+        // the sample markers so it stays visible beside them.
+        for (x, m) in self.pairs(&self.exact) {
+            let (sx, top) = px(x, m.max(0.0));
+            let (_, bottom) = px(x, 0.0);
+            line(area, (sx, bottom), (sx, top), green.stroke_width(STEM_W))?;
+            fill_rect(
+                area,
+                (sx - r - 2.0, top - 1.0),
+                (sx + r + 2.0, top + 1.0),
+                green.filled(),
+            )?;
+        }
+        // Sample frequencies; crosses are smaller than circles so both show
+        // where they coincide.
+        for (k, (_, freqs)) in self.samples.iter().enumerate() {
+            let (marker, color, alpha) = Self::sample_style(k);
+            let rk = if marker == Marker::Cross { 0.8 * r } else { r };
+            for (x, f) in self.pairs(freqs) {
+                draw_marker(area, marker, px(x, f), rk, color.mix(alpha))?;
+            }
+        }
+        // Truth line with a label at its top.
+        if let Some(t) = truth {
+            let (sx, _) = px(t, 0.0);
+            polyline(area, &[(sx, py0), (sx, py1)], red.stroke_width(2), true)?;
+            let (at, hpos, _) = Self::truth_label(sx, plot, &truth_text);
+            truth_text
+                .anchor(hpos, VPos::Center)
+                .draw(area, pt(at.0, at.1))?;
+        }
+        if let Some(pos) = legend_pos {
+            legend.draw(area, pos)?;
+        }
+
+        let (x_area, y_area) = label_areas(&y_axis);
+        draw_frame_texts(
+            area,
+            plot,
+            &self.title,
+            &self.x_label,
+            &self.y_label,
+            f64::from(x_area),
+            f64::from(y_area),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Line chart
+// ---------------------------------------------------------------------------
+
+/// One series of a [`LineChart`].
+#[derive(Debug, Clone, Default)]
+pub struct LineSeries {
+    /// Legend name; series with an empty name get no legend entry.
+    pub name: String,
+    /// The points `(x, y)`, connected in the given order; non-finite points
+    /// (and, on a log axis, points with `y <= 0`) are skipped and break the line.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed line (for reference curves such as "3^N slope" or "(2N-3)!! trees"), solid otherwise.
+    pub dashed: bool,
+    /// Draw a marker at each point (for measured data).
+    pub markers: bool,
+}
+
+/// Lines (e.g. wall time against problem size with reference curves), with
+/// an optional log y axis labelled at powers of ten (`10³`, `2×10⁻¹`).
+/// Series get colours from [`qualitative_color`] in order; series with
+/// markers also get distinct marker shapes. Axis ranges cover every
+/// drawable point; the legend goes into the plot region covering the least
+/// data, or to the right of the plot if every region is occupied.
+#[derive(Debug, Clone, Default)]
+pub struct LineChart {
+    /// The series, drawn in order (later ones on top).
+    pub series: Vec<LineSeries>,
+    /// Title drawn above the plot.
+    pub title: String,
+    /// X axis description.
+    pub x_label: String,
+    /// Y axis description.
+    pub y_label: String,
+    /// Logarithmic y axis (base 10), e.g. wall time against N.
+    pub log_y: bool,
+    /// Integer ticks on the x axis (e.g. N = 8, 10, ..., 22).
+    pub integer_x: bool,
+}
+
+impl LineChart {
+    /// Drawable runs of each series, in axis units (log10 of y on a log axis).
+    fn runs(&self) -> Vec<Vec<Vec<(f64, f64)>>> {
+        self.series
+            .iter()
+            .map(|s| {
+                let mut runs = vec![Vec::new()];
+                for &(x, y) in &s.points {
+                    let y = if self.log_y {
+                        if y > 0.0 {
+                            y.log10()
+                        } else {
+                            f64::NAN
+                        }
+                    } else {
+                        y
+                    };
+                    if x.is_finite() && y.is_finite() {
+                        if let Some(run) = runs.last_mut() {
+                            run.push((x, y));
+                        }
+                    } else if runs.last().is_some_and(|r| !r.is_empty()) {
+                        runs.push(Vec::new());
+                    }
+                }
+                runs.retain(|r| !r.is_empty());
+                runs
+            })
+            .collect()
+    }
+}
+
+impl Chart for LineChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        ensure_fonts();
+        area.fill(&WHITE).map_err(plot_err)?;
+        let runs = self.runs();
+        let all = || runs.iter().flatten().flatten();
+
+        let y_axis = if self.log_y {
+            let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p.1), hi.max(p.1))
+            });
+            let (lo, hi) = if lo <= hi { (lo, hi) } else { (-1.0, 1.0) };
+            let pad = (0.04 * (hi - lo)).max(0.1);
+            TickAxis::log10(lo - pad, hi + pad, max_y_ticks(area, &self.title, 9))
+        } else {
+            let (y0, y1) = padded_range(all().map(|p| p.1), 0.05);
+            TickAxis::linear(y0, y1, max_y_ticks(area, &self.title, 9), false)
+        };
+        let x_range = padded_range(all().map(|p| p.0), 0.04);
+
+        // Colours and marker shapes.
+        let styles: Vec<(RGBColor, Option<Marker>)> = {
+            let mut k_marker = 0;
+            self.series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let marker = s.markers.then(|| {
+                        k_marker += 1;
+                        MARKERS[(k_marker - 1) % MARKERS.len()]
+                    });
+                    (qualitative_color(i), marker)
+                })
+                .collect()
+        };
+        let legend = Legend {
+            entries: self
+                .series
+                .iter()
+                .zip(&styles)
+                .filter(|(s, _)| !s.name.is_empty())
+                .map(|(s, &(color, marker))| {
+                    (
+                        Swatch::Line {
+                            color,
+                            dashed: s.dashed,
+                            marker,
+                        },
+                        s.name.clone(),
+                    )
+                })
+                .collect(),
+        };
+        let obstacles = |chart: &TickChart<'_, DB>| {
+            let px = to_pixels(area, chart);
+            let mut obstacles = Vec::new();
+            for run in runs.iter().flatten() {
+                for w in run.windows(2) {
+                    sample_segment(px(w[0].0, w[0].1), px(w[1].0, w[1].1), &mut obstacles);
+                }
+                if let [p] = run[..] {
+                    obstacles.push(px(p.0, p.1));
+                }
+            }
+            obstacles
+        };
+        let Layout {
+            mut chart,
+            x_axis,
+            legend_pos,
+        } = layout_chart(
+            area,
+            &self.title,
+            (x_range, self.integer_x),
+            &y_axis,
+            &legend,
+            obstacles,
+        )?;
+        draw_mesh(area, &mut chart, &x_axis, &y_axis)?;
+        let plot = plot_rect(area, &chart);
+        let px = to_pixels(area, &chart);
+
+        for ((s, runs), &(color, marker)) in self.series.iter().zip(&runs).zip(&styles) {
+            for run in runs {
+                let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
+                polyline(area, &pts, color.stroke_width(2), s.dashed)?;
+                if let Some(m) = marker {
+                    for &p in &pts {
+                        draw_marker(area, m, p, 4.5, color.to_rgba())?;
+                    }
+                }
+            }
+        }
+        if let Some(pos) = legend_pos {
+            legend.draw(area, pos)?;
+        }
+
+        let (x_area, y_area) = label_areas(&y_axis);
+        draw_frame_texts(
+            area,
+            plot,
+            &self.title,
+            &self.x_label,
+            &self.y_label,
+            f64::from(x_area),
+            f64::from(y_area),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1233,6 +2460,199 @@ mod tests {
         save_chart(&dir.join("t"), 400, 300, &PairwiseDiffTable::default()).unwrap();
         save_chart(&dir.join("s"), 400, 300, &ScatterByCategory::default()).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Figure 6-like data: 90 log-likelihood values in -40..-26 with softmax
+    /// masses and two noisy sample sets.
+    fn sample_posterior() -> PosteriorMassChart {
+        let values: Vec<f64> = (0..90)
+            .map(|i| -40.0 + 14.0 * (i as f64 / 89.0).powf(0.8))
+            .collect();
+        let z: f64 = values.iter().map(|v| (v + 26.0).exp()).sum();
+        let exact: Vec<f64> = values.iter().map(|v| (v + 26.0).exp() / z).collect();
+        let noisy = |phase: f64| -> Vec<f64> {
+            let f: Vec<f64> = exact
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| p * (1.0 + 0.1 * (i as f64 * 1.7 + phase).sin()))
+                .collect();
+            let total: f64 = f.iter().sum();
+            f.iter().map(|x| x / total).collect()
+        };
+        PosteriorMassChart {
+            samples: vec![
+                ("trellis sampler, 100,000 draws".into(), noisy(0.0)),
+                ("reference sampler, 20,000 draws".into(), noisy(2.0)),
+            ],
+            values,
+            exact,
+            truth: Some(-26.95),
+            title: "Exact posterior sampling".into(),
+            x_label: "log-likelihood".into(),
+            y_label: "posterior probability".into(),
+            exact_label: "exact posterior mass".into(),
+        }
+    }
+
+    /// A scaling chart: measured times, a fit and a reference reaching 1e17 s.
+    fn sample_lines() -> LineChart {
+        let measured: Vec<(f64, f64)> = (8..=20)
+            .map(|n| (f64::from(n), 0.0001 * 3f64.powi(n - 8) / 2.0))
+            .collect();
+        let fit = (8..=22)
+            .map(|n| (f64::from(n), 0.00006 * 3f64.powi(n - 8)))
+            .collect();
+        let trees = (8..=22)
+            .map(|n| {
+                let double_factorial: f64 = (1..=(2 * n - 3)).step_by(2).map(f64::from).product();
+                (f64::from(n), double_factorial * 1e-8)
+            })
+            .collect();
+        LineChart {
+            series: vec![
+                LineSeries {
+                    name: "trellis (measured)".into(),
+                    points: measured,
+                    dashed: false,
+                    markers: true,
+                },
+                LineSeries {
+                    name: "c\u{b7}3^N fit".into(),
+                    points: fit,
+                    dashed: true,
+                    markers: false,
+                },
+                LineSeries {
+                    name: "(2N\u{2212}3)!! trees \u{d7} 10 ns".into(),
+                    points: trees,
+                    dashed: true,
+                    markers: false,
+                },
+            ],
+            title: "Wall time against N".into(),
+            x_label: "number of leaves N".into(),
+            y_label: "wall time (s)".into(),
+            log_y: true,
+            integer_x: true,
+        }
+    }
+
+    #[test]
+    fn posterior_mass_renders_png_and_svg() {
+        let dir = temp_dir("posterior");
+        let (png, svg) = save_chart_default(&dir.join("fig6"), &sample_posterior()).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        for text in [
+            "exact posterior mass",
+            "trellis sampler, 100,000 draws",
+            "reference sampler, 20,000 draws",
+            "truth tree",
+            ">\ntruth\n<",
+        ] {
+            assert!(svg.contains(text), "{text:?} missing from SVG");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn line_chart_renders_png_and_svg() {
+        let dir = temp_dir("lines");
+        let chart = sample_lines();
+        let (png, svg) = save_chart(&dir.join("scaling"), 900, 700, &chart).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert!(
+            svg.contains("(2N\u{2212}3)!! trees"),
+            "legend missing from SVG"
+        );
+        assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 40);
+        // Linear axes, with scientific tick labels for the large values.
+        let linear = LineChart {
+            log_y: false,
+            ..chart
+        };
+        let (png, svg) = save_chart(&dir.join("linear"), 900, 700, &linear).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert!(svg.contains("\u{d7}10"), "scientific tick labels missing");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn degenerate_new_charts_do_not_fail() {
+        let dir = temp_dir("degenerate");
+        save_chart(&dir.join("p0"), 400, 300, &PosteriorMassChart::default()).unwrap();
+        save_chart(&dir.join("l0"), 400, 300, &LineChart::default()).unwrap();
+        let odd = PosteriorMassChart {
+            values: vec![-3.0, f64::NAN, -1.0],
+            exact: vec![0.5, 0.5],
+            samples: vec![("s".into(), vec![0.0, 1.0, f64::INFINITY, 7.0])],
+            truth: Some(f64::NAN),
+            ..Default::default()
+        };
+        save_chart(&dir.join("p1"), 300, 200, &odd).unwrap();
+        let odd = LineChart {
+            series: vec![
+                LineSeries {
+                    name: "non-positive".into(),
+                    points: vec![(1.0, 0.0), (2.0, -1.0), (f64::NAN, 1.0)],
+                    dashed: true,
+                    markers: true,
+                },
+                LineSeries {
+                    name: String::new(),
+                    points: vec![(5.0, 3e-3)],
+                    dashed: false,
+                    markers: true,
+                },
+            ],
+            log_y: true,
+            integer_x: true,
+            ..Default::default()
+        };
+        save_chart(&dir.join("l1"), 300, 200, &odd).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn axis_ticks() {
+        let x = TickAxis::linear(7.4, 22.6, 10, true);
+        assert_eq!(x.major, vec![8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0]);
+        assert_eq!(x.minor, vec![9.0, 11.0, 13.0, 15.0, 17.0, 19.0, 21.0]);
+        let x = TickAxis::linear(0.0, 0.165, 8, false);
+        assert_eq!(x.major.len(), 4); // 0, 0.05, 0.1, 0.15
+        assert_eq!(x.tick_text(x.major[3]), ("0.15".to_owned(), None));
+        // 21 decades: every third power of ten labelled.
+        let y = TickAxis::log10(-4.9, 17.9, 9);
+        assert_eq!(y.major, vec![-3.0, 0.0, 3.0, 6.0, 9.0, 12.0, 15.0]);
+        assert_eq!(
+            y.tick_text(-3.0),
+            ("10".to_owned(), Some("\u{2212}3".to_owned()))
+        );
+        // Less than a decade: 1-2-5 ticks, or more if that gives too few.
+        let y = TickAxis::log10(-0.9, 0.1, 9);
+        let labels: Vec<_> = y.major.iter().map(|&t| y.tick_text(t).0).collect();
+        assert_eq!(labels, ["2\u{d7}10", "5\u{d7}10", "10"]);
+        let y = TickAxis::log10(-1.7, -1.3, 9);
+        let labels: Vec<_> = y.major.iter().map(|&t| y.tick_text(t).0).collect();
+        assert_eq!(labels, ["2\u{d7}10", "3\u{d7}10", "5\u{d7}10"]);
+        // A very narrow range: linear ticks.
+        let y = TickAxis::log10(0.4, 0.42, 9);
+        let labels: Vec<_> = y.major.iter().map(|&t| y.tick_text(t).0).collect();
+        assert!(
+            labels.len() >= 2 && labels[0].starts_with("2.5"),
+            "{labels:?}"
+        );
+        let big = TickAxis::linear(0.0, 1.3e17, 8, false);
+        assert_eq!(
+            big.tick_text(1.2e17),
+            ("1.2\u{d7}10".to_owned(), Some("17".to_owned()))
+        );
+        let m = metrics().expect("font metrics");
+        for c in ['\u{d7}', '\u{b7}', '\u{2212}'] {
+            assert!(
+                m.glyph(c).is_some_and(|g| g != 0),
+                "{c} missing from the font"
+            );
+        }
     }
 
     #[test]

@@ -61,8 +61,6 @@ pub struct GinkgoStat {
     pub sqrt_t: f64,
     /// `log t` (used when this cluster is a parent).
     pub log_t: f64,
-    /// `log(1 - exp(-λ t_cut / t))` (the no-split probability of a leaf child of this cluster).
-    pub leaf_term: f64,
 }
 
 impl GinkgoModel {
@@ -116,18 +114,12 @@ impl GinkgoModel {
             t,
             sqrt_t: if positive { t.sqrt() } else { 0.0 },
             log_t: if positive { t.ln() } else { f64::NEG_INFINITY },
-            leaf_term: if positive {
-                log1mexp(self.rates[0].lambda * self.t_cut / t)
-            } else {
-                f64::NEG_INFINITY
-            },
         }
     }
 
-    /// `log psi` from the statistics of the two children and the parent. Everything that
-    /// depends on the parent alone (`log tp1`, the no-split probability of two leaves) is
-    /// precomputed in its statistics, so a split costs one `ln` (or, next to a single leaf, one
-    /// `exp` and one `ln`).
+    /// `log psi` from the statistics of the two children and the parent. `log tp1` is
+    /// precomputed in the parent's statistics, so a split costs one `ln` (or, next to a single
+    /// leaf, one `exp` and one `ln`).
     #[inline(always)]
     fn split_kernel(&self, a: &GinkgoStat, b: &GinkgoStat, p: &GinkgoStat, root: bool) -> f64 {
         let tp1 = p.t;
@@ -140,10 +132,8 @@ impl GinkgoModel {
         // and g is the probability that a leaf did not split.
         let g1 = if hi.t > 0.0 {
             r.log_lambda - p.log_t - r.lambda * hi.t / tp1
-        } else if root {
-            log1mexp(r.lambda * self.t_cut / tp1)
         } else {
-            p.leaf_term
+            log1mexp(r.lambda * self.t_cut / tp1)
         };
         // g(tp2, tmin).
         let d = p.sqrt_t - hi.sqrt_t;
