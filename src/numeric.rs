@@ -87,25 +87,6 @@ pub fn ln(x: f64) -> f64 {
     }
 }
 
-/// Runs `f` compiled for AVX2 + FMA when the CPU has them (so loops over [`exp`] and [`ln`]
-/// inside `f` vectorise four lanes wide), else as is. Results are bit-identical either way: no
-/// operation is fused or reordered, only done several at a time.
-#[inline(always)]
-pub fn with_simd<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn wide<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            // SAFETY: the CPU supports the features `wide` is compiled for.
-            return unsafe { wide(f) };
-        }
-    }
-    f()
-}
-
 /// `ln(1 - e^(-x))` for `x >= 0`, from [`exp`] and [`ln`] (`-inf` at 0).
 #[inline(always)]
 pub fn log1mexp(x: f64) -> f64 {
