@@ -355,3 +355,44 @@ fn kind_and_sections_must_agree() {
     let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
     assert!(one_line_error(&out).contains("[sampling]"));
 }
+
+#[test]
+fn sparse_run_reaches_the_exact_trellis_with_enough_seeds() {
+    let dir = scratch("sparse");
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
+    let cfg = dir.join("sp.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[experiment]\nkind = \"sparse\"\nname = \"sp\"\nseed = 3\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"{}/tree_100_n9.json\"\n[sparse]\nbudgets = [5, 3000]\nleaf_order = \"energy\"\n",
+            dir.join("results").display(),
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res = dir.join("results/sp");
+    assert!(res.join("fig7_sparse_trellis.png").exists());
+    use trellis_lab::experiment::table::{f64_column, read_parquet, str_column, u64_column};
+    let df = read_parquet(&res.join("sparse.parquet")).unwrap();
+    let builder = str_column(&df, "builder").unwrap();
+    let sparsity = f64_column(&df, "sparsity_index").unwrap();
+    let gain = f64_column(&df, "mean_map_minus_greedy").unwrap();
+    let exact = f64_column(&df, "exact_trellis_minus_greedy").unwrap();
+    let finite = u64_column(&df, "jets_with_finite_map").unwrap();
+    assert_eq!(builder.len(), 4);
+    for i in 0..4 {
+        let (s, g, e) = (sparsity[i].unwrap(), gain[i].unwrap(), exact[i].unwrap());
+        assert!(s > 0.0 && s <= 1.0);
+        // A sparse trellis never beats the exact MAP.
+        assert!(g <= e + 1e-9, "{} {g} > {e}", builder[i]);
+    }
+    // 3000 simulated seed trees over 9 leaves encode (almost) every tree: the exact MAP.
+    assert!(sparsity[1].unwrap() > 0.9 && finite[1] == Some(100));
+    assert!((gain[1].unwrap() - exact[1].unwrap()).abs() < 0.05);
+}

@@ -1,18 +1,26 @@
-//! Criterion benchmarks of the exact trellis on single Ginkgo jets (issue 2 targets):
-//! N = 10, 12, 14, and a same-run baseline: brute-force enumeration of all trees at N = 8.
+//! Criterion benchmarks of the exact trellis on single Ginkgo jets: log Z + MAP + finite-tree
+//! count + entropy at N = 8 to 18; the outside pass (all cluster marginals) and posterior
+//! sampling; and same-run baselines (brute-force enumeration of all trees at N = 8, beam search,
+//! greedy). N = 20 and 22 are measured by `configs/scaling.toml` (one run each).
 //!
 //! Run: `cargo bench -p trellis-lab-benches`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
-use trellis_lab::exact::FullTrellis;
+use trellis_lab::exact::{FullTrellis, Marginals, PosteriorSampler};
 use trellis_lab::search::{beam_search, default_beam_size, greedy};
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
 fn jet_with(n: usize) -> Jet {
-    generate_dataset(&GinkgoParams::qcd(), 1, n, n, 2021, 2_000_000, "bench")
+    // W jets reach 18 leaves often; the likelihood is the same paper-era psi.
+    let params = if n <= 12 {
+        GinkgoParams::qcd()
+    } else {
+        GinkgoParams::w_jet()
+    };
+    generate_dataset(&params, 1, n, n, 2021, 2_000_000, "bench")
         .expect("the generator makes jets of this size")
         .jets
         .remove(0)
@@ -21,7 +29,7 @@ fn jet_with(n: usize) -> Jet {
 fn trellis(c: &mut Criterion) {
     let mut g = c.benchmark_group("full_trellis");
     g.sample_size(10);
-    for n in [8usize, 10, 12, 14] {
+    for n in [8usize, 10, 12, 14, 16, 18] {
         let m = jet_with(n).model();
         g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
             b.iter(|| {
@@ -31,6 +39,26 @@ fn trellis(c: &mut Criterion) {
                     t.map_log_likelihood(),
                     t.n_trees_finite(),
                 ))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn queries(c: &mut Criterion) {
+    let mut g = c.benchmark_group("queries");
+    g.sample_size(10);
+    for n in [12usize, 14] {
+        let m = jet_with(n).model();
+        let t = FullTrellis::build(&m).unwrap();
+        g.bench_with_input(BenchmarkId::new("all_cluster_marginals", n), &m, |b, m| {
+            b.iter(|| black_box(Marginals::compute(&t, m).cluster(Subset::singleton(0))))
+        });
+        g.bench_with_input(BenchmarkId::new("sample_1000_trees", n), &m, |b, m| {
+            b.iter(|| {
+                let mut s = PosteriorSampler::new(&t, m);
+                let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(1);
+                black_box(s.sample_many(1000, &mut rng).len())
             })
         });
     }
@@ -64,5 +92,5 @@ fn baselines(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, trellis, baselines);
+criterion_group!(benches, trellis, queries, baselines);
 criterion_main!(benches);

@@ -176,6 +176,36 @@ impl Jet {
         Ok(())
     }
 
+    /// The same jet with its leaves relabelled in decreasing order of energy (ties keep their
+    /// order); the truth tree, if any, is relabelled to match.
+    pub fn sorted_by_energy(&self) -> Jet {
+        let mut order: Vec<usize> = (0..self.leaves.len()).collect();
+        order.sort_by(|&a, &b| self.leaves[b][0].total_cmp(&self.leaves[a][0]));
+        // new index of old leaf i
+        let mut new_of = vec![0usize; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old] = new;
+        }
+        fn relabel(v: &serde_json::Value, new_of: &[usize]) -> serde_json::Value {
+            match v {
+                serde_json::Value::Number(n) => n
+                    .as_u64()
+                    .and_then(|i| new_of.get(i as usize))
+                    .map(|&j| serde_json::Value::from(j))
+                    .unwrap_or_else(|| v.clone()),
+                serde_json::Value::Array(a) => {
+                    serde_json::Value::Array(a.iter().map(|x| relabel(x, new_of)).collect())
+                }
+                other => other.clone(),
+            }
+        }
+        Jet {
+            leaves: order.iter().map(|&i| self.leaves[i]).collect(),
+            truth_tree: self.truth_tree.as_ref().map(|t| relabel(t, &new_of)),
+            ..self.clone()
+        }
+    }
+
     /// The paper-era likelihood model for this jet (rate `lam` for every split, as the reference).
     pub fn model(&self) -> GinkgoModel {
         GinkgoModel::new(self.leaves.clone(), self.t_cut, self.lam)

@@ -430,7 +430,9 @@ mod tests {
 
     #[test]
     fn simd_and_plain_sums_are_bit_identical() {
-        let z: Vec<f64> = (0..1003).map(|i| -((i * 7919 % 1000) as f64) * 0.037).collect();
+        let z: Vec<f64> = (0..1003)
+            .map(|i| -((i * 7919 % 1000) as f64) * 0.037)
+            .collect();
         let e: Vec<f64> = (0..1003).map(|i| (i as f64).sin() * 30.0).collect();
         let a = sum_exp_weighted(&z, &e, 0.5);
         let b = sum_exp_weighted_lanes(&z, &e, 0.5);

@@ -3,10 +3,12 @@
 pub mod full;
 pub mod marginals;
 pub mod sample;
+pub mod sparse;
 
 pub use full::{FullTrellis, TrellisCost};
 pub use marginals::{cluster_marginal, Marginals};
 pub use sample::PosteriorSampler;
+pub use sparse::{SparseResult, SparseTrellis};
 
 /// Errors of the exact algorithms.
 #[derive(Debug, thiserror::Error)]

@@ -45,6 +45,37 @@ pub struct Config {
     /// Scaling-study settings (`kind = "scaling"`).
     #[serde(default)]
     pub scaling: Option<ScalingSection>,
+    /// Sparse-trellis settings (`kind = "sparse"`).
+    #[serde(default)]
+    pub sparse: Option<SparseSection>,
+}
+
+/// `[sparse]`: Figure 7 of the paper, sparse trellises against their sparsity.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SparseSection {
+    /// Numbers of seed trees to build sparse trellises from (one trellis per budget and builder).
+    pub budgets: Vec<usize>,
+    /// Beam size of the beam searches that seed the beam-search trellis (absent = the paper's
+    /// rule for N leaves); each training jet contributes the trees of its final beam.
+    #[serde(default)]
+    pub seed_beam_size: Option<usize>,
+    /// How leaves are numbered in seed and test jets alike (sparse trellises are built on
+    /// leaf-index sets): `"generator"` (depth-first order of the shower, the data files' order;
+    /// every truth cluster is then an index interval) or `"energy"` (decreasing energy).
+    #[serde(default)]
+    pub leaf_order: LeafOrder,
+}
+
+/// Leaf numbering convention for sparse trellises.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LeafOrder {
+    /// The generator's depth-first order (as stored).
+    #[default]
+    Generator,
+    /// Decreasing energy.
+    Energy,
 }
 
 /// What an experiment computes.
@@ -58,6 +89,8 @@ pub enum ExperimentKind {
     PosteriorSampling,
     /// Wall time and memory of the exact trellis against N.
     Scaling,
+    /// Sparse trellises seeded by simulated or beam-search trees (Figure 7).
+    Sparse,
 }
 
 /// `[sampling]`: Figure 6 of the paper.
@@ -484,6 +517,19 @@ impl Config {
             self.data.min_leaves.unwrap_or(1),
             self.data.max_leaves.unwrap_or(64),
         )
+    }
+
+    /// Generator parameters for simulating more jets like `jet` (its cut and rates, root scale
+    /// `M_hard^2`), with any generator key the config sets taking precedence.
+    pub fn generator_params_for(&self, jet: &crate::data::ginkgo::Jet) -> GinkgoParams {
+        let d = &self.data;
+        GinkgoParams {
+            t_cut: d.t_cut.unwrap_or(jet.t_cut),
+            lambda: d.lambda.unwrap_or(jet.lam),
+            lambda_root: d.lambda_root.unwrap_or(jet.lam_root),
+            root_scale: d.root_scale.unwrap_or(jet.m_hard * jet.m_hard),
+            jet_momentum: d.jet_momentum.unwrap_or(400.0),
+        }
     }
 
     /// Generator parameters: the jet type's defaults overridden by any key set.

@@ -10,6 +10,7 @@ pub mod jets;
 pub mod plot;
 pub mod posterior;
 pub mod scaling;
+pub mod sparse;
 pub mod table;
 
 use anyhow::{Context, Result};
@@ -279,6 +280,7 @@ pub fn run_config(path: &Path, force: bool) -> Result<Outcome> {
                 posterior::run(&cfg, &staging, &mut manifest)?;
             }
             config::ExperimentKind::Scaling => scaling::run(&cfg, &staging, &mut manifest)?,
+            config::ExperimentKind::Sparse => sparse::run(&cfg, &staging, &mut manifest)?,
         }
         manifest.timing("total", t0.elapsed().as_secs_f64());
         let mut outputs = staging.files()?;

@@ -130,8 +130,10 @@ impl GinkgoModel {
         let (hi, lo) = if a.t >= b.t { (a, b) } else { (b, a) };
         // g(tp1, tmax): a density if the larger child is a cluster; if it is a leaf, both are,
         // and g is the probability that a leaf did not split.
+        // `λ / tp1` depends on the parent only: written this way the compiler hoists it out of a
+        // loop over one parent's splits (one division per split instead of two).
         let g1 = if hi.t > 0.0 {
-            r.log_lambda - p.log_t - r.lambda * hi.t / tp1
+            r.log_lambda - p.log_t - hi.t * (r.lambda / tp1)
         } else {
             log1mexp(r.lambda * self.t_cut / tp1)
         };

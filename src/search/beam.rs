@@ -48,6 +48,15 @@ pub fn beam_search<M: SplitModel>(model: &M, beam_size: usize) -> Found {
 
 /// Runs beam search with the given beam size and duplicate rule.
 pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup) -> Found {
+    beam_search_all(model, beam_size, dedup)
+        .into_iter()
+        .next()
+        .expect("the final beam is never empty")
+}
+
+/// Runs beam search and returns every tree of the final beam, best first (up to `beam_size`
+/// distinct trees; the seeds of a beam-search sparse trellis).
+pub fn beam_search_all<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup) -> Vec<Found> {
     let n = model.n_leaves();
     assert!(n > 0, "beam search needs at least one leaf");
     assert!(beam_size > 0, "beam size must be positive");
@@ -59,7 +68,10 @@ pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup
         merges: Vec::with_capacity(n.saturating_sub(1)),
         total: 0.0,
     }];
-    for _ in 1..n {
+    for step in 1..n {
+        // The last merge completes every state into a tree over all leaves: all have the same
+        // cluster set {X}, so the duplicate rule would keep one. Keep them all (distinct trees).
+        let last = step + 1 == n;
         // (total, state index, i, j) candidates.
         let mut cands: Vec<(f64, usize, usize, usize)> = Vec::new();
         for (si, st) in beam.iter().enumerate() {
@@ -82,7 +94,7 @@ pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup
         let mut seen: std::collections::HashSet<Vec<Subset>> = std::collections::HashSet::new();
         let mut last_total: Option<f64> = None;
         for &(total, si, i, j) in &cands {
-            if dedup == Dedup::EqualTotal {
+            if dedup == Dedup::EqualTotal && !last {
                 let dup = last_total == Some(total);
                 last_total = Some(total);
                 if dup {
@@ -102,7 +114,7 @@ pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup
                 .map(|(_, &c)| c)
                 .collect();
             clusters.push(a.union(b));
-            if dedup == Dedup::Clusters {
+            if dedup == Dedup::Clusters && !last {
                 let mut key = clusters.clone();
                 key.sort_unstable();
                 if !seen.insert(key) {
@@ -119,17 +131,20 @@ pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup
         }
         beam = next;
     }
-    let best = beam.into_iter().next().expect("beam is never empty");
-    let mut children: std::collections::HashMap<Subset, (Subset, Subset)> = best
-        .merges
-        .iter()
-        .map(|&(a, b)| (a.union(b), (a, b)))
-        .collect();
-    let tree = Tree::from_splits(Subset::full(n), |s| {
-        children.remove(&s).expect("merge recorded")
-    });
-    Found {
-        tree,
-        log_likelihood: best.total,
-    }
+    beam.into_iter()
+        .map(|st| {
+            let mut children: std::collections::HashMap<Subset, (Subset, Subset)> = st
+                .merges
+                .iter()
+                .map(|&(a, b)| (a.union(b), (a, b)))
+                .collect();
+            let tree = Tree::from_splits(Subset::full(n), |s| {
+                children.remove(&s).expect("merge recorded")
+            });
+            Found {
+                tree,
+                log_likelihood: st.total,
+            }
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 pub mod beam;
 pub mod greedy;
 
-pub use beam::{beam_search, beam_search_with, default_beam_size, Dedup};
+pub use beam::{beam_search, beam_search_all, beam_search_with, default_beam_size, Dedup};
 pub use greedy::greedy;
 
 use crate::tree::Tree;
