@@ -98,6 +98,8 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
             beam_size,
             beam_dedup: Dedup::Clusters,
             greedy: true,
+            sparse: false,
+            sparse_seed_trees: 100,
         };
         check_exact_limits(std::slice::from_ref(jet), &algs)?;
         let s = score_jet(jet, &algs)?;

@@ -287,3 +287,31 @@ fn bit_identical_for_one_and_two_threads() {
     };
     assert!(run(1) == run(2));
 }
+
+#[test]
+fn beam_seeded_sparse_trellis_lies_between_its_best_seed_and_the_exact_map() {
+    use trellis_lab::exact::SparseTrellis;
+    use trellis_lab::search::{beam_search_all, Dedup};
+    let ds = generate_dataset(&GinkgoParams::w_jet(), 6, 10, 13, 17, 100_000, "b").unwrap();
+    for jet in &ds.jets {
+        let m = jet.model();
+        let found = beam_search_all(&m, 20, Dedup::Clusters);
+        assert!(found
+            .windows(2)
+            .all(|w| w[0].log_likelihood >= w[1].log_likelihood));
+        let seeds: Vec<Tree> = found.iter().map(|f| f.tree.clone()).collect();
+        let sp = SparseTrellis::from_trees(jet.n_leaves, &seeds).unwrap();
+        let r = sp.run(&m);
+        let exact = FullTrellis::build(&m).unwrap();
+        assert!(
+            r.map_log_likelihood() >= found[0].log_likelihood - 1e-9,
+            "{}",
+            jet.name
+        );
+        assert!(r.map_log_likelihood() <= exact.map_log_likelihood() + 1e-9);
+        assert!(r.log_partition() <= exact.log_partition() + 1e-9);
+        let map = sp.map_tree(&r).unwrap();
+        assert!((map.log_likelihood(&m) - r.map_log_likelihood()).abs() < 1e-9);
+        assert!(sp.sparsity_index() > 0.0 && sp.sparsity_index() < 1.0);
+    }
+}

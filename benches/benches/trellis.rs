@@ -8,8 +8,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
-use trellis_lab::exact::{FullTrellis, Marginals, PosteriorSampler};
-use trellis_lab::search::{beam_search, default_beam_size, greedy};
+use trellis_lab::exact::{FullTrellis, Marginals, PosteriorSampler, SparseTrellis};
+use trellis_lab::search::{beam_search, beam_search_all, default_beam_size, greedy, Dedup};
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
@@ -65,6 +65,39 @@ fn queries(c: &mut Criterion) {
     g.finish();
 }
 
+fn sparse(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sparse_trellis");
+    g.sample_size(10);
+    // A 40-leaf QCD jet (root scale 200^2), seeded by the 100 trees of a beam search's final beam.
+    let params = GinkgoParams {
+        root_scale: 40_000.0,
+        ..GinkgoParams::qcd()
+    };
+    let jet = generate_dataset(&params, 1, 40, 40, 40, 2_000_000, "bench").unwrap();
+    let m = jet.jets[0].model();
+    let seeds: Vec<Tree> = beam_search_all(&m, 100, Dedup::Clusters)
+        .into_iter()
+        .map(|f| f.tree)
+        .collect();
+    g.bench_function("build_and_map_40_leaves_100_seeds", |b| {
+        b.iter(|| {
+            let sp = SparseTrellis::from_trees(40, &seeds).unwrap();
+            black_box(sp.run(&m).map_log_likelihood())
+        })
+    });
+    g.bench_function("beam_search_100_then_sparse_40_leaves", |b| {
+        b.iter(|| {
+            let seeds: Vec<Tree> = beam_search_all(&m, 100, Dedup::Clusters)
+                .into_iter()
+                .map(|f| f.tree)
+                .collect();
+            let sp = SparseTrellis::from_trees(40, &seeds).unwrap();
+            black_box(sp.run(&m).map_log_likelihood())
+        })
+    });
+    g.finish();
+}
+
 fn baselines(c: &mut Criterion) {
     let mut g = c.benchmark_group("baselines");
     g.sample_size(10);
@@ -92,5 +125,5 @@ fn baselines(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, trellis, queries, baselines);
+criterion_group!(benches, trellis, queries, sparse, baselines);
 criterion_main!(benches);

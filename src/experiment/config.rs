@@ -243,6 +243,18 @@ pub struct AlgorithmsSection {
     /// Run greedy agglomeration.
     #[serde(default = "yes")]
     pub greedy: bool,
+    /// Run a sparse trellis seeded, per jet, by the trees of the final beam of a beam search
+    /// (works far beyond the exact limit).
+    #[serde(default)]
+    pub sparse: bool,
+    /// Seed trees of the per-jet sparse trellis: the beam size of its seeding beam search
+    /// (default 100).
+    #[serde(default = "default_sparse_seeds")]
+    pub sparse_seed_trees: usize,
+}
+
+fn default_sparse_seeds() -> usize {
+    100
 }
 
 fn yes() -> bool {
@@ -262,6 +274,8 @@ impl Default for AlgorithmsSection {
             beam_size: None,
             beam_dedup: Dedup::default(),
             greedy: true,
+            sparse: false,
+            sparse_seed_trees: default_sparse_seeds(),
         }
     }
 }
@@ -433,6 +447,9 @@ impl Config {
             return Err(format!(
                 "leaf range {lo}..={hi} is empty or out of 1..=64; set data.min_leaves <= data.max_leaves <= 64"
             ));
+        }
+        if self.algorithms.sparse && self.algorithms.sparse_seed_trees == 0 {
+            return Err("algorithms.sparse_seed_trees must be at least 1".into());
         }
         if self.algorithms.beam_size == Some(0) {
             return Err(
