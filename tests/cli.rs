@@ -7,6 +7,14 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trellis-lab"))
 }
 
+fn run(cfg: &Path) -> std::process::Output {
+    bin().args(["run", cfg.to_str().unwrap()]).output().unwrap()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("trellis-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -55,7 +63,7 @@ fn one_line_error(out: &std::process::Output) -> String {
 fn run_writes_tables_charts_manifest_and_skips_rerun() {
     let dir = scratch("run");
     let cfg = small_config(&dir, "");
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    let out = run(&cfg);
     assert!(
         out.status.success(),
         "{}",
@@ -99,7 +107,7 @@ fn run_writes_tables_charts_manifest_and_skips_rerun() {
         .unwrap()
         .modified()
         .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    let out = run(&cfg);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to do"));
     let after = std::fs::metadata(res.join("jets.parquet"))
@@ -123,7 +131,7 @@ fn results_do_not_depend_on_thread_count() {
                 .replace("name = \"small\"", &format!("name = \"t{t}\"")),
         )
         .unwrap();
-        let out = bin().args(["run", c.to_str().unwrap()]).output().unwrap();
+        let out = run(&c);
         assert!(out.status.success());
         let df = trellis_lab::experiment::table::read_parquet(
             &dir.join(format!("results/t{t}/jets.parquet")),
@@ -141,7 +149,7 @@ fn results_do_not_depend_on_thread_count() {
 fn typo_in_config_key_is_a_one_line_error_without_output() {
     let dir = scratch("typo");
     let cfg = small_config(&dir, "lamda = 1.5");
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    let out = run(&cfg);
     let err = one_line_error(&out);
     assert!(err.contains("lamda"), "{err}");
     assert!(!dir.join("results").exists());
@@ -151,15 +159,14 @@ fn typo_in_config_key_is_a_one_line_error_without_output() {
 fn missing_dataset_file_is_a_one_line_error() {
     let dir = scratch("missing");
     let cfg = dir.join("m.toml");
-    std::fs::write(
+    write(
         &cfg,
-        format!(
+        &format!(
             "[experiment]\nname = \"m\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"nope.json\"\n",
             dir.join("results").display()
         ),
-    )
-    .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    );
+    let out = run(&cfg);
     let err = one_line_error(&out);
     assert!(err.contains("nope.json"), "{err}");
     assert!(!dir.join("results/m").exists());
@@ -200,16 +207,15 @@ fn too_many_leaves_for_the_exact_trellis_is_refused_before_any_work() {
         .collect();
     let p = jet_file(&dir, &format!("[{}]", leaves.join(",")), 25);
     let cfg = dir.join("big.toml");
-    std::fs::write(
+    write(
         &cfg,
-        format!(
+        &format!(
             "[experiment]\nname = \"big\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"{}\"\n",
             dir.join("results").display(),
             p.display()
         ),
-    )
-    .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    );
+    let out = run(&cfg);
     let err = one_line_error(&out);
     assert!(err.contains("N = 25") && err.contains("GiB"), "{err}");
     assert!(!dir.join("results/big").exists());
@@ -258,9 +264,9 @@ fn posterior_sampling_run_writes_figure_and_tables() {
     let dir = scratch("posterior");
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
     let cfg = dir.join("p.toml");
-    std::fs::write(
+    write(
         &cfg,
-        format!(
+        &format!(
             r#"
 [experiment]
 kind = "posterior_sampling"
@@ -278,9 +284,8 @@ reference_samples = "{data}/posterior_samples_truth5.json"
             out = dir.join("results").display(),
             data = data.display()
         ),
-    )
-    .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    );
+    let out = run(&cfg);
     assert!(
         out.status.success(),
         "{}",
@@ -321,15 +326,14 @@ reference_samples = "{data}/posterior_samples_truth5.json"
 fn scaling_run_writes_table_and_chart() {
     let dir = scratch("scaling");
     let cfg = dir.join("s.toml");
-    std::fs::write(
+    write(
         &cfg,
-        format!(
+        &format!(
             "[experiment]\nkind = \"scaling\"\nname = \"s\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"generate\"\njet_type = \"w\"\n[scaling]\nn_min = 4\nn_max = 9\n",
             dir.join("results").display()
         ),
-    )
-    .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    );
+    let out = run(&cfg);
     assert!(
         out.status.success(),
         "{}",
@@ -352,7 +356,7 @@ fn kind_and_sections_must_agree() {
         "[experiment]\nkind = \"posterior_sampling\"\nname = \"k\"\nseed = 1\n[data]\nsource = \"generate\"\nn_jets = 1\n",
     )
     .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    let out = run(&cfg);
     assert!(one_line_error(&out).contains("[sampling]"));
 }
 
@@ -361,16 +365,15 @@ fn sparse_run_reaches_the_exact_trellis_with_enough_seeds() {
     let dir = scratch("sparse");
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
     let cfg = dir.join("sp.toml");
-    std::fs::write(
+    write(
         &cfg,
-        format!(
+        &format!(
             "[experiment]\nkind = \"sparse\"\nname = \"sp\"\nseed = 3\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"{}/tree_100_n9.json\"\n[sparse]\nbudgets = [5, 3000]\nleaf_order = \"energy\"\n",
             dir.join("results").display(),
             data.display()
         ),
-    )
-    .unwrap();
-    let out = bin().args(["run", cfg.to_str().unwrap()]).output().unwrap();
+    );
+    let out = run(&cfg);
     assert!(
         out.status.success(),
         "{}",
