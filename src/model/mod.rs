@@ -9,9 +9,15 @@
 //! precomputes them for all `2^N` subsets with [`SplitModel::stat_table`]; search algorithms
 //! compute them on demand with [`SplitModel::stat`].
 
+pub mod correlation;
+pub mod dasgupta;
 pub mod ginkgo;
+pub mod weights;
 
+pub use correlation::CorrelationModel;
+pub use dasgupta::DasguptaModel;
 pub use ginkgo::GinkgoModel;
+pub use weights::WeightMatrix;
 
 use crate::subset::Subset;
 

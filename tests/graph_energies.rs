@@ -1,0 +1,140 @@
+//! Dasgupta's cost and hierarchical correlation clustering on the exact trellis, against
+//! brute-force enumeration and hand-computed values.
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use trellis_lab::exact::FullTrellis;
+use trellis_lab::model::{log_add_exp, CorrelationModel, DasguptaModel, SplitModel, WeightMatrix};
+use trellis_lab::subset::Subset;
+use trellis_lab::tree::Tree;
+
+fn random_weights(n: usize, rng: &mut StdRng, signed: bool) -> WeightMatrix {
+    let mut rows = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let v: f64 = rng.random();
+            let v = if signed { 2.0 * v - 1.0 } else { v };
+            rows[i][j] = v;
+            rows[j][i] = v;
+        }
+    }
+    WeightMatrix::new(rows).unwrap()
+}
+
+/// (log Z, MAP log-likelihood, the MAP trees) by enumeration.
+fn brute(m: &impl SplitModel) -> (f64, f64, Vec<Vec<Subset>>) {
+    let trees = Tree::enumerate_all(Subset::full(m.n_leaves()));
+    let ll: Vec<f64> = trees.iter().map(|t| t.log_likelihood(m)).collect();
+    let max = ll.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lz = ll.iter().cloned().fold(f64::NEG_INFINITY, log_add_exp);
+    let best = trees
+        .iter()
+        .zip(&ll)
+        .filter(|(_, &l)| (l - max).abs() < 1e-9)
+        .map(|(t, _)| t.clusters())
+        .collect();
+    (lz, max, best)
+}
+
+#[test]
+fn dasgupta_map_cost_and_log_z_match_enumeration() {
+    let mut rng = StdRng::seed_from_u64(4);
+    for n in 2..=7 {
+        for _ in 0..3 {
+            let m = DasguptaModel::new(random_weights(n, &mut rng, false), 1.0);
+            let t = FullTrellis::build(&m).unwrap();
+            let (lz, max, best) = brute(&m);
+            assert!((t.log_partition() - lz).abs() < 1e-9, "n = {n}");
+            assert!((t.map_log_likelihood() - max).abs() < 1e-9);
+            let map = t.map_tree();
+            assert!(best.contains(&map.clusters()));
+            // log psi = -beta * cost: the MAP value is minus the minimum cost.
+            assert!((m.tree_cost(&map) + t.map_log_likelihood()).abs() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn temperature_changes_z_but_not_the_map() {
+    let mut rng = StdRng::seed_from_u64(8);
+    let w = random_weights(7, &mut rng, false);
+    let cold = FullTrellis::build(&DasguptaModel::new(w.clone(), 5.0)).unwrap();
+    let warm = FullTrellis::build(&DasguptaModel::new(w, 0.2)).unwrap();
+    assert_eq!(cold.map_tree(), warm.map_tree());
+    assert!((cold.map_log_likelihood() / 5.0 - warm.map_log_likelihood() / 0.2).abs() < 1e-9);
+    assert!((cold.log_partition() - warm.log_partition()).abs() > 1e-3);
+}
+
+#[test]
+fn two_cliques_split_at_the_root_with_the_hand_computed_cost() {
+    // Cliques {0,1,2} and {3,4,5,6} with unit weights, no edge between them. Every binary tree
+    // over a unit clique of m points costs (m^3 - m) / 3, so the best tree costs 8 + 20 = 28,
+    // and only trees that separate the cliques at the root reach it.
+    let n = 7;
+    let clique = |i: usize| usize::from(i >= 3);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    if i != j && clique(i) == clique(j) {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let m = DasguptaModel::new(WeightMatrix::new(rows).unwrap(), 1.0);
+    let t = FullTrellis::build(&m).unwrap();
+    assert!((t.map_log_likelihood() + 28.0).abs() < 1e-12);
+    let map = t.map_tree();
+    assert_eq!(m.tree_cost(&map), 28.0);
+    let (a, b) = *map.splits().last().unwrap();
+    let root_parts = [a, b];
+    assert!(root_parts.contains(&Subset::from_indices([0, 1, 2])));
+    assert!(root_parts.contains(&Subset::from_indices([3, 4, 5, 6])));
+    // Every tree that does not separate the cliques at the root costs more.
+    let small = Subset::from_indices([0, 1, 2]);
+    for tree in Tree::enumerate_all(Subset::full(n)) {
+        let (a, b) = *tree.splits().last().unwrap();
+        if a != small && b != small {
+            assert!(m.tree_cost(&tree) > 28.0);
+        }
+    }
+}
+
+#[test]
+fn correlation_clustering_matches_enumeration() {
+    let mut rng = StdRng::seed_from_u64(15);
+    for n in 2..=7 {
+        for _ in 0..3 {
+            let m = CorrelationModel::new(random_weights(n, &mut rng, true), 1.0);
+            let t = FullTrellis::build(&m).unwrap();
+            let (lz, max, best) = brute(&m);
+            assert!((t.log_partition() - lz).abs() < 1e-9, "n = {n}");
+            assert!((t.map_log_likelihood() - max).abs() < 1e-9);
+            assert!(best.contains(&t.map_tree().clusters()));
+            assert!((m.tree_energy(&t.map_tree()) + t.map_log_likelihood()).abs() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn correlation_energy_of_a_merge_by_hand() {
+    // w01 = 0.5, w02 = -0.25, w12 = -1: merging {0,1} with {2} costs the positive cross weight
+    // (none: w02 and w12 are negative) plus the negative weights inside {0,1} (none) = 0;
+    // {0} with {1} costs 0.5; {0,2} with {1}: cross positive w01 = 0.5, inside {0,2} 0.25;
+    // {1,2} with {0}: cross positive w01 = 0.5, inside {1,2} 1.
+    let rows = vec![
+        vec![0.0, 0.5, -0.25],
+        vec![0.5, 0.0, -1.0],
+        vec![-0.25, -1.0, 0.0],
+    ];
+    let m = CorrelationModel::new(WeightMatrix::new(rows).unwrap(), 1.0);
+    let s = |v: &[usize]| Subset::from_indices(v.iter().copied());
+    assert_eq!(m.merge_energy(s(&[0, 1]), s(&[2])), 0.0);
+    assert_eq!(m.merge_energy(s(&[0]), s(&[1])), 0.5);
+    assert_eq!(m.merge_energy(s(&[0, 2]), s(&[1])), 0.75);
+    assert_eq!(m.merge_energy(s(&[1, 2]), s(&[0])), 1.5);
+}
