@@ -67,25 +67,21 @@ impl WeightMatrix {
                 });
             }
         }
-        for i in 0..n {
-            for j in 0..n {
-                let v = rows[i][j];
-                if i != j && !v.is_finite() {
+        let mut w = vec![0.0; n * n];
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                if !v.is_finite() {
                     return Err(WeightError::NotFinite { i, j, v });
                 }
-                let (a, b) = (rows[i][j], rows[j][i]);
-                if i < j && (a - b).abs() > 1e-12 * a.abs().max(b.abs()).max(1.0) {
-                    return Err(WeightError::NotSymmetric { i, j, a, b });
+                let b = rows[j][i];
+                if i < j && (v - b).abs() > 1e-12 * v.abs().max(b.abs()).max(1.0) {
+                    return Err(WeightError::NotSymmetric { i, j, a: v, b });
                 }
-            }
-        }
-        let mut w = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                if i != j {
-                    // Store the upper triangle's value on both sides: exactly symmetric.
-                    w[i * n + j] = rows[i.min(j)][i.max(j)];
-                }
+                // Store the upper triangle's value on both sides: exactly symmetric.
+                w[i * n + j] = if i < j { v } else { b };
             }
         }
         Ok(WeightMatrix { n, w })
