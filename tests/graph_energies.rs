@@ -9,14 +9,18 @@ use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
 fn random_weights(n: usize, rng: &mut StdRng, signed: bool) -> WeightMatrix {
-    let mut rows = vec![vec![0.0; n]; n];
+    // Draw the upper triangle row by row, then mirror it.
+    let mut upper: Vec<(usize, usize, f64)> = Vec::new();
     for i in 0..n {
         for j in i + 1..n {
             let v: f64 = rng.random();
-            let v = if signed { 2.0 * v - 1.0 } else { v };
-            rows[i][j] = v;
-            rows[j][i] = v;
+            upper.push((i, j, if signed { 2.0 * v - 1.0 } else { v }));
         }
+    }
+    let mut rows = vec![vec![0.0; n]; n];
+    for (i, j, v) in upper {
+        rows[i][j] = v;
+        rows[j][i] = v;
     }
     WeightMatrix::new(rows).unwrap()
 }
