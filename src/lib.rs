@@ -11,9 +11,11 @@
 //!
 //! ## Layout
 //! - [`subset`]: `Subset`, a bitmask cluster; [`tree`]: `Tree` with Newick I/O.
-//! - [`model`]: energy models behind [`model::SplitModel`] (`log psi` of a sibling pair).
+//! - [`model`]: energy models behind [`model::SplitModel`] (`log psi` of a sibling pair): the
+//!   Ginkgo jet likelihood, Dasgupta's cost, hierarchical correlation clustering.
 //! - [`exact`]: the full trellis (log Z, MAP, counts, entropy), posterior sampling, cluster and
-//!   sub-hierarchy marginals. [`search`]: greedy and beam search.
+//!   sub-hierarchy marginals, the sparse trellis. [`search`]: greedy, beam search, average linkage.
+//! - [`metrics`]: dendrogram purity.
 //! - [`data`]: the Ginkgo generator and jet files. [`experiment`]: configs, runs, tables, charts.
 //!
 //! ## Example
@@ -40,6 +42,7 @@
 pub mod data;
 pub mod exact;
 pub mod experiment;
+pub mod metrics;
 pub mod model;
 pub mod numeric;
 pub mod search;

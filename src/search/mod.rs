@@ -1,10 +1,13 @@
-//! Approximate MAP search: agglomerative greedy and beam search (the paper's baselines).
+//! Approximate MAP search: agglomerative greedy and beam search on a model's energy (the
+//! paper's baselines), and average linkage on a similarity graph.
 
 pub mod beam;
 pub mod greedy;
+pub mod linkage;
 
 pub use beam::{beam_search, beam_search_all, beam_search_with, default_beam_size, Dedup};
 pub use greedy::greedy;
+pub use linkage::average_linkage;
 
 use crate::tree::Tree;
 
