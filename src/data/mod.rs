@@ -1,3 +1,4 @@
 //! Data sources: generators and loaders. They know nothing of algorithms.
 
 pub mod ginkgo;
+pub mod pam50;

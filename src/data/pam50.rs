@@ -1,0 +1,253 @@
+//! The pam50 breast-cancer expression data (`data/pam50/`, 232 samples × 50 genes, 139 with an
+//! intrinsic subtype) as the Cluster Trellis paper used it: missing values filled with zeros,
+//! a stratified subsample, and Pearson correlations between samples as edge weights.
+
+use crate::model::weights::{WeightError, WeightMatrix};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::path::Path;
+
+/// Problems reading the pam50 files.
+#[derive(Debug, thiserror::Error)]
+pub enum Pam50Error {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source} (check the path)")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A malformed line.
+    #[error("{path} line {line}: {msg}")]
+    Format {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong and how to fix it.
+        msg: String,
+    },
+    /// The weights could not be formed.
+    #[error("weights: {0}")]
+    Weights(#[from] WeightError),
+}
+
+/// Expression values and subtype labels.
+#[derive(Clone, Debug)]
+pub struct Pam50 {
+    /// Sample names, in file order.
+    pub samples: Vec<String>,
+    /// Gene names, in file order.
+    pub genes: Vec<String>,
+    /// `values[s][g]`, `None` where missing.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Intrinsic subtype per sample (`None` if unknown).
+    pub subtypes: Vec<Option<String>>,
+}
+
+fn read(path: &Path) -> Result<String, Pam50Error> {
+    std::fs::read_to_string(path).map_err(|source| Pam50Error::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+impl Pam50 {
+    /// Reads `pam50_unc232_expr.tsv` and `pam50_unc232_labels.tsv` from `dir`, checking that
+    /// every row has one value per gene (numbers or `NA`) and that both files list the same
+    /// samples in the same order.
+    pub fn load(dir: &Path) -> Result<Pam50, Pam50Error> {
+        let expr_path = dir.join("pam50_unc232_expr.tsv");
+        let label_path = dir.join("pam50_unc232_labels.tsv");
+        let (expr, labels) = (read(&expr_path)?, read(&label_path)?);
+        let err = |path: &Path, line: usize, msg: String| Pam50Error::Format {
+            path: path.display().to_string(),
+            line,
+            msg,
+        };
+        let mut lines = expr.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+        if header.first() != Some(&"sample") || header.len() < 2 {
+            return Err(err(
+                &expr_path,
+                1,
+                "the header must be `sample` then the gene names, tab-separated".into(),
+            ));
+        }
+        let genes: Vec<String> = header[1..].iter().map(|s| s.to_string()).collect();
+        let (mut samples, mut values) = (Vec::new(), Vec::new());
+        for (k, line) in lines.enumerate() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            if fields.len() != genes.len() + 1 {
+                return Err(err(
+                    &expr_path,
+                    k + 2,
+                    format!(
+                        "{} columns, expected {} (sample + {} genes); a column is missing or extra",
+                        fields.len(),
+                        genes.len() + 1,
+                        genes.len()
+                    ),
+                ));
+            }
+            let mut row = Vec::with_capacity(genes.len());
+            for (g, f) in fields[1..].iter().enumerate() {
+                row.push(match *f {
+                    "NA" | "" => None,
+                    v => {
+                        let x: f64 = v.parse().map_err(|_| {
+                            err(
+                                &expr_path,
+                                k + 2,
+                                format!("gene {} value {v:?} is not a number or NA", genes[g]),
+                            )
+                        })?;
+                        if !x.is_finite() {
+                            return Err(err(
+                                &expr_path,
+                                k + 2,
+                                format!("gene {} value {v} is not finite", genes[g]),
+                            ));
+                        }
+                        Some(x)
+                    }
+                });
+            }
+            samples.push(fields[0].to_string());
+            values.push(row);
+        }
+        let mut subtypes = Vec::with_capacity(samples.len());
+        let mut lines = labels.lines();
+        lines.next();
+        for (k, line) in lines.enumerate() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            if fields.len() < 2 || samples.get(k).map(String::as_str) != Some(fields[0]) {
+                return Err(err(
+                    &label_path,
+                    k + 2,
+                    format!(
+                        "expected sample {:?} (same order as the expression file)",
+                        samples.get(k)
+                    ),
+                ));
+            }
+            subtypes.push(match fields[1] {
+                "NA" | "" => None,
+                s => Some(s.to_string()),
+            });
+        }
+        if subtypes.len() != samples.len() {
+            return Err(err(
+                &label_path,
+                subtypes.len() + 2,
+                format!("{} labels for {} samples", subtypes.len(), samples.len()),
+            ));
+        }
+        Ok(Pam50 {
+            samples,
+            genes,
+            values,
+            subtypes,
+        })
+    }
+
+    /// Fraction of missing values.
+    pub fn missing_fraction(&self) -> f64 {
+        let missing: usize = self
+            .values
+            .iter()
+            .map(|r| r.iter().filter(|v| v.is_none()).count())
+            .sum();
+        missing as f64 / (self.samples.len() * self.genes.len()) as f64
+    }
+
+    /// The subtypes present, sorted.
+    pub fn classes(&self) -> Vec<String> {
+        let mut c: Vec<String> = self.subtypes.iter().flatten().cloned().collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+
+    /// A stratified subsample: `per_class` samples of every known subtype and `unlabelled`
+    /// samples without one, drawn with `seed`; indices in that order (classes sorted by name).
+    pub fn stratified_subsample(
+        &self,
+        per_class: usize,
+        unlabelled: usize,
+        seed: u64,
+    ) -> Vec<usize> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut out = Vec::new();
+        let mut pick = |mut pool: Vec<usize>, k: usize, out: &mut Vec<usize>| {
+            pool.shuffle(&mut rng);
+            let mut chosen: Vec<usize> = pool.into_iter().take(k).collect();
+            chosen.sort();
+            out.extend(chosen);
+        };
+        for c in self.classes() {
+            let pool = (0..self.samples.len())
+                .filter(|&i| self.subtypes[i].as_deref() == Some(c.as_str()))
+                .collect();
+            pick(pool, per_class, &mut out);
+        }
+        let pool = (0..self.samples.len())
+            .filter(|&i| self.subtypes[i].is_none())
+            .collect();
+        pick(pool, unlabelled, &mut out);
+        out
+    }
+
+    /// Pearson correlations between the chosen samples over the genes, missing values filled
+    /// with zeros (as the paper did). With `centre`, the mean off-diagonal correlation is
+    /// subtracted so that both signs occur (the paper's "transformed" weights).
+    pub fn correlation_weights(
+        &self,
+        idx: &[usize],
+        centre: bool,
+    ) -> Result<WeightMatrix, Pam50Error> {
+        let rows: Vec<Vec<f64>> = idx
+            .iter()
+            .map(|&i| self.values[i].iter().map(|v| v.unwrap_or(0.0)).collect())
+            .collect();
+        let k = rows.len();
+        let mut w = vec![vec![0.0; k]; k];
+        for a in 0..k {
+            for b in a + 1..k {
+                let r = pearson(&rows[a], &rows[b]);
+                w[a][b] = r;
+                w[b][a] = r;
+            }
+        }
+        if centre && k > 1 {
+            let mean = w.iter().flatten().sum::<f64>() / (k * (k - 1)) as f64;
+            for (a, row) in w.iter_mut().enumerate() {
+                for (b, v) in row.iter_mut().enumerate() {
+                    if a != b {
+                        *v -= mean;
+                    }
+                }
+            }
+        }
+        Ok(WeightMatrix::new(w)?)
+    }
+}
+
+/// Pearson correlation of two equally long vectors (0 if either is constant).
+pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        0.0
+    } else {
+        sxy / (sxx * syy).sqrt()
+    }
+}
