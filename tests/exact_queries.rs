@@ -3,10 +3,10 @@
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use statrs::distribution::{ChiSquared, ContinuousCDF};
 use std::collections::HashMap;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
 use trellis_lab::exact::{cluster_marginal, FullTrellis, Marginals, PosteriorSampler};
+use trellis_lab::experiment::posterior::chi_square;
 use trellis_lab::model::{log_add_exp, SplitModel};
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
@@ -185,33 +185,20 @@ fn bad_cluster_queries_are_errors() {
     }
 }
 
-/// Chi-square goodness of fit of sampled tree frequencies against the exact probabilities,
-/// pooling trees whose expected count is below 5.
-fn chi_square_p_value(b: &Brute, counts: &HashMap<Vec<Subset>, usize>, draws: usize) -> f64 {
-    let mut stat = 0.0;
-    let mut dof = 0usize;
-    let (mut pool_obs, mut pool_exp) = (0.0, 0.0);
+/// Chi-square goodness of fit of sampled tree frequencies against the exact probabilities
+/// (the experiment layer's test, which pools trees expected fewer than 5 times).
+fn chi_square_p_value(b: &Brute, counts: &HashMap<Vec<Subset>, usize>) -> f64 {
+    let (mut observed, mut prob) = (Vec::new(), Vec::new());
     for (k, tree) in b.trees.iter().enumerate() {
-        let expected = b.p(k) * draws as f64;
-        let observed = *counts.get(&tree.clusters()).unwrap_or(&0) as f64;
+        let o = *counts.get(&tree.clusters()).unwrap_or(&0) as f64;
         if !b.ll[k].is_finite() {
-            assert_eq!(observed, 0.0, "sampled a tree of zero probability");
+            assert_eq!(o, 0.0, "sampled a tree of zero probability");
             continue;
         }
-        if expected < 5.0 {
-            pool_obs += observed;
-            pool_exp += expected;
-        } else {
-            stat += (observed - expected).powi(2) / expected;
-            dof += 1;
-        }
+        observed.push(o);
+        prob.push(b.p(k));
     }
-    if pool_exp > 0.0 {
-        stat += (pool_obs - pool_exp).powi(2) / pool_exp;
-        dof += 1;
-    }
-    let chi = ChiSquared::new((dof - 1) as f64).unwrap();
-    1.0 - chi.cdf(stat)
+    chi_square(&observed, &prob).2
 }
 
 #[test]
@@ -239,7 +226,7 @@ fn posterior_samples_pass_chi_square() {
             assert_eq!(tree.n_leaves(), m.n_leaves());
             *counts.entry(tree.clusters()).or_default() += 1;
         }
-        let p = chi_square_p_value(&b, &counts, draws);
+        let p = chi_square_p_value(&b, &counts);
         assert!(p > 1e-3, "{name}: chi-square p-value {p}");
     }
     // The same seed gives the same draws.
