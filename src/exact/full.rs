@@ -20,7 +20,7 @@
 //! bit-identical for any thread count.
 
 use super::ExactError;
-use crate::model::SplitModel;
+use crate::model::{Siblings, SplitModel};
 use crate::subset::Subset;
 use crate::tree::Tree;
 use rayon::prelude::*;
@@ -261,41 +261,72 @@ fn solve_cluster<M: SplitModel>(
     let mut best = f64::NEG_INFINITY;
     let mut best_split = 0u32;
     let mut count = 0u128;
+    // Splits go to the model in blocks (so it can vectorise, e.g. its logarithms), skipping
+    // those with an empty child; the terms are then accumulated in split order.
+    let mut block = [Siblings {
+        a: s,
+        sa: sp,
+        b: s,
+        sb: sp,
+    }; BLOCK];
+    let mut lps = [0.0f64; BLOCK];
+    let mut splits = s.splits();
     // Records are read in a scattered order; prefetch the pair PREFETCH splits ahead.
     let mut ahead = s.splits().skip(PREFETCH);
-    for (a, b) in s.splits() {
-        if let Some((x, y)) = ahead.next() {
-            prefetch(&records[x.index()]);
-            prefetch(&records[y.index()]);
+    loop {
+        let mut len = 0;
+        while len < BLOCK {
+            let Some((a, b)) = splits.next() else {
+                break;
+            };
+            if let Some((x, y)) = ahead.next() {
+                prefetch(&records[x.index()]);
+                prefetch(&records[y.index()]);
+            }
+            let (ra, rb) = (&records[a.index()], &records[b.index()]);
+            if ra.cell.log_z == f64::NEG_INFINITY || rb.cell.log_z == f64::NEG_INFINITY {
+                continue;
+            }
+            block[len] = Siblings {
+                a,
+                sa: &ra.stat,
+                b,
+                sb: &rb.stat,
+            };
+            len += 1;
         }
-        let (ra, rb) = (&records[a.index()], &records[b.index()]);
-        let (ca, cb) = (&ra.cell, &rb.cell);
-        if ca.log_z == f64::NEG_INFINITY || cb.log_z == f64::NEG_INFINITY {
-            continue;
+        if len == 0 {
+            break;
         }
-        let lp = model.log_psi_with(a, &ra.stat, b, &rb.stat, sp);
-        if lp == f64::NEG_INFINITY {
-            continue;
+        model.log_psi_siblings(sp, &block[..len], &mut lps[..len]);
+        for (x, &lp) in block[..len].iter().zip(&lps[..len]) {
+            if lp == f64::NEG_INFINITY {
+                continue;
+            }
+            let (ca, cb) = (&records[x.a.index()].cell, &records[x.b.index()].cell);
+            let zk = lp + ca.log_z + cb.log_z;
+            // Terms far below the running maximum (hence below the final one) cannot change
+            // the sum at double precision: leave them out of the exponentials.
+            if zk > zmax + NEGLIGIBLE {
+                z.push(zk);
+                e.push(lp + ca.mean_log_phi + cb.mean_log_phi);
+                zmax = zmax.max(zk);
+            }
+            let v = lp + ca.map + cb.map;
+            if v > best {
+                best = v;
+                best_split = x.a.bits() as u32;
+            }
+            count += if ca.n_finite[1] == 0 && cb.n_finite[1] == 0 {
+                // Both below 2^64: one widening multiply instead of a full 128-bit one.
+                ca.n_finite[0] as u128 * cb.n_finite[0] as u128
+            } else {
+                ca.count() * cb.count()
+            };
         }
-        let zk = lp + ca.log_z + cb.log_z;
-        // Terms far below the running maximum (hence below the final one) cannot change the
-        // sum at double precision: leave them out of the exponentials.
-        if zk > zmax + NEGLIGIBLE {
-            z.push(zk);
-            e.push(lp + ca.mean_log_phi + cb.mean_log_phi);
-            zmax = zmax.max(zk);
+        if len < BLOCK {
+            break;
         }
-        let v = lp + ca.map + cb.map;
-        if v > best {
-            best = v;
-            best_split = a.bits() as u32;
-        }
-        count += if ca.n_finite[1] == 0 && cb.n_finite[1] == 0 {
-            // Both below 2^64: one widening multiply instead of a full 128-bit one.
-            ca.n_finite[0] as u128 * cb.n_finite[0] as u128
-        } else {
-            ca.count() * cb.count()
-        };
     }
     if count == 0 {
         return (EMPTY_CELL, 0);
@@ -314,6 +345,9 @@ fn solve_cluster<M: SplitModel>(
 
 /// How many splits ahead [`solve_cluster`] prefetches.
 const PREFETCH: usize = 16;
+
+/// How many splits [`solve_cluster`] hands to the model at once.
+const BLOCK: usize = 64;
 
 /// Asks the CPU to start loading `r` into cache (a hint; no effect on results).
 #[inline(always)]
@@ -346,10 +380,80 @@ fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
     sum_exp_weighted_lanes(z, e, zmax)
 }
 
+/// [`sum_exp_weighted_lanes`] written with AVX2 intrinsics: lane `l` of each vector is running
+/// sum `l`, and [`exp4`] performs exactly the scalar [`crate::numeric::exp`]'s operations (the
+/// compiler keeps the scalar version's per-lane code scalar, at a third of the speed).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sum_exp_weighted_avx2(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
-    sum_exp_weighted_lanes(z, e, zmax)
+    use std::arch::x86_64::*;
+    let n = z.len().min(e.len());
+    let whole = n / 4 * 4;
+    let m = _mm256_set1_pd(zmax);
+    let mut acc = _mm256_setzero_pd();
+    let mut eacc = _mm256_setzero_pd();
+    let mut i = 0;
+    while i < whole {
+        // SAFETY: i + 4 <= n, so both unaligned loads are in bounds.
+        let (zs, es) = unsafe {
+            (
+                _mm256_loadu_pd(z.as_ptr().add(i)),
+                _mm256_loadu_pd(e.as_ptr().add(i)),
+            )
+        };
+        let w = exp4(_mm256_sub_pd(zs, m));
+        acc = _mm256_add_pd(acc, w);
+        eacc = _mm256_add_pd(eacc, _mm256_mul_pd(w, es));
+        i += 4;
+    }
+    let mut a = [0.0f64; 4];
+    let mut ea = [0.0f64; 4];
+    // SAFETY: both arrays hold four f64.
+    unsafe {
+        _mm256_storeu_pd(a.as_mut_ptr(), acc);
+        _mm256_storeu_pd(ea.as_mut_ptr(), eacc);
+    }
+    for (l, (&zk, &ek)) in z[whole..n].iter().zip(&e[whole..n]).enumerate() {
+        let w = crate::numeric::exp(zk - zmax);
+        a[l] += w;
+        ea[l] += w * ek;
+    }
+    (
+        (a[0] + a[1]) + (a[2] + a[3]),
+        (ea[0] + ea[1]) + (ea[2] + ea[3]),
+    )
+}
+
+/// [`crate::numeric::exp`] on four lanes, operation for operation (hence bit-identical).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn exp4(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
+    use crate::numeric::exp_consts as c;
+    use std::arch::x86_64::*;
+    let set = _mm256_set1_pd;
+    // max(x, lo) returns lo for NaN x, as f64::max does.
+    let xc = _mm256_min_pd(_mm256_max_pd(x, set(c::LO)), set(c::HI));
+    let kf = _mm256_add_pd(_mm256_mul_pd(xc, set(c::LOG2E)), set(c::MAGIC));
+    let k = _mm256_sub_pd(kf, set(c::MAGIC));
+    let ki = _mm256_sub_epi64(
+        _mm256_castpd_si256(kf),
+        _mm256_set1_epi64x(c::MAGIC.to_bits() as i64),
+    );
+    let r = _mm256_sub_pd(
+        _mm256_sub_pd(xc, _mm256_mul_pd(k, set(c::LN2_HI))),
+        _mm256_mul_pd(k, set(c::LN2_LO)),
+    );
+    let mut p = set(c::TAYLOR[0]);
+    for &t in &c::TAYLOR[1..] {
+        p = _mm256_add_pd(_mm256_mul_pd(p, r), set(t));
+    }
+    let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_add_epi64(
+        ki,
+        _mm256_set1_epi64x(1023),
+    )));
+    let y = _mm256_mul_pd(p, scale);
+    // Keep y where !(x < LO) (true for NaN, as in the scalar version), else 0.
+    _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_NLT_UQ>(x, set(c::LO)))
 }
 
 #[inline(always)]

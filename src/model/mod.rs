@@ -65,6 +65,20 @@ pub trait SplitModel: Sync {
         }
     }
 
+    /// `out[k] = log psi(A_k, B_k)` for many splits of one parent, whose statistics are
+    /// `parent`. The default calls [`SplitModel::log_psi_with`] per split; models override it
+    /// to vectorise. The exact trellis spends most of its time here.
+    fn log_psi_siblings(
+        &self,
+        parent: &Self::Stat,
+        splits: &[Siblings<'_, Self::Stat>],
+        out: &mut [f64],
+    ) {
+        for (o, x) in out.iter_mut().zip(splits) {
+            *o = self.log_psi_with(x.a, x.sa, x.b, x.sb, parent);
+        }
+    }
+
     /// `log psi(A, B)` for disjoint non-empty clusters `A` and `B`.
     fn log_psi(&self, a: Subset, b: Subset) -> f64 {
         let sa = self.stat(a);
@@ -73,6 +87,28 @@ pub trait SplitModel: Sync {
         self.log_psi_with(a, &sa, b, &sb, &sp)
     }
 }
+
+/// One split `(A, B)` of a parent, with both children's statistics, for
+/// [`SplitModel::log_psi_siblings`].
+#[derive(Debug)]
+pub struct Siblings<'a, S> {
+    /// The child holding the parent's lowest leaf.
+    pub a: Subset,
+    /// Statistics of `a`.
+    pub sa: &'a S,
+    /// The other child.
+    pub b: Subset,
+    /// Statistics of `b`.
+    pub sb: &'a S,
+}
+
+impl<S> Clone for Siblings<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Siblings<'_, S> {}
 
 /// `log(1 - exp(-x))` for `x >= 0`, accurate for small and large `x` (`-inf` at `x = 0`).
 #[inline]
