@@ -11,6 +11,16 @@ fn run(cfg: &Path) -> std::process::Output {
     bin().args(["run", cfg.to_str().unwrap()]).output().unwrap()
 }
 
+/// Runs `cfg` and fails the test with the program's stderr if the run failed.
+fn run_ok(cfg: &Path) {
+    let out = run(cfg);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
@@ -398,4 +408,100 @@ fn sparse_run_reaches_the_exact_trellis_with_enough_seeds() {
     // 3000 simulated seed trees over 9 leaves encode (almost) every tree: the exact MAP.
     assert!(sparsity[1].unwrap() > 0.9 && finite[1] == Some(100));
     assert!((gain[1].unwrap() - exact[1].unwrap()).abs() < 0.05);
+}
+
+#[test]
+fn dasgupta_run_reproduces_figure_4_and_writes_charts() {
+    let dir = scratch("dasgupta");
+    let cfg = dir.join("d.toml");
+    write(
+        &cfg,
+        &format!(
+            "[experiment]\nkind = \"dasgupta\"\nname = \"d\"\nseed = 1\noutput_dir = \"{}\"\n[dasgupta]\n[[dasgupta.adversarial]]\nn_pairs = 4\neps = 0.01\n[dasgupta.planted]\ninstances = 3\ncluster_sizes = [3, 3]\np_in = 0.9\np_out = 0.1\n",
+            dir.join("results").display()
+        ),
+    );
+    run_ok(&cfg);
+    let res = dir.join("results/d");
+    for f in [
+        "fig4_0.png",
+        "fig4_0.svg",
+        "cost_ratios.png",
+        "graphs.parquet",
+    ] {
+        assert!(res.join(f).exists(), "{f}");
+    }
+    let df = trellis_lab::experiment::table::read_parquet(&res.join("dasgupta.parquet")).unwrap();
+    assert_eq!(df.height(), 4);
+    let map = trellis_lab::experiment::table::f64_column(&df, "map_cost").unwrap();
+    let al = trellis_lab::experiment::table::f64_column(&df, "average_linkage_cost").unwrap();
+    assert!((map[0].unwrap() - 40.08).abs() < 1e-9 && (al[0].unwrap() - 44.08).abs() < 1e-9);
+    for (m, a) in map.iter().zip(&al) {
+        assert!(m.unwrap() <= a.unwrap() + 1e-9, "the MAP is never beaten");
+    }
+}
+
+#[test]
+fn pam50_and_cost_function_runs_write_their_outputs() {
+    let dir = scratch("pam50");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50");
+    let cfg = dir.join("p.toml");
+    let text = format!(
+        "[experiment]\nkind = \"pam50\"\nname = \"p\"\nseed = 3\noutput_dir = \"{}\"\n[pam50]\npath = \"{}\"\nper_class = 1\nunlabelled = 2\n",
+        dir.join("results").display(),
+        data.display()
+    );
+    write(&cfg, &text);
+    run_ok(&cfg);
+    let res = dir.join("results/p");
+    for f in [
+        "pam50_raw.png",
+        "pam50_centred.svg",
+        "trees.nwk",
+        "pam50_samples.parquet",
+    ] {
+        assert!(res.join(f).exists(), "{f}");
+    }
+    let df =
+        trellis_lab::experiment::table::read_parquet(&res.join("pam50_trees.parquet")).unwrap();
+    assert_eq!(df.height(), 6, "3 trees x 2 weightings");
+    let e = trellis_lab::experiment::table::f64_column(&df, "energy").unwrap();
+    // Per weighting: greedy, average linkage, MAP; the MAP energy is the lowest.
+    for w in 0..2 {
+        let (g, a, m) = (
+            e[3 * w].unwrap(),
+            e[3 * w + 1].unwrap(),
+            e[3 * w + 2].unwrap(),
+        );
+        assert!(m <= g + 1e-9 && m <= a + 1e-9, "{g} {a} {m}");
+    }
+
+    // A missing data folder: one line naming the file, no output.
+    let bad = dir.join("bad.toml");
+    write(
+        &bad,
+        &text
+            .replace("name = \"p\"", "name = \"q\"")
+            .replace("data/pam50", "no/such/dir"),
+    );
+    let err = one_line_error(&run(&bad));
+    assert!(err.contains("no/such/dir"), "{err}");
+    assert!(!dir.join("results/q").exists());
+
+    let cfg = dir.join("c.toml");
+    write(
+        &cfg,
+        &format!(
+            "[experiment]\nkind = \"cost_functions\"\nname = \"c\"\nseed = 1\noutput_dir = \"{}\"\n[cost_functions]\ncluster_sizes = [2, 2, 2]\nrandom_instances = 2\n",
+            dir.join("results").display()
+        ),
+    );
+    run_ok(&cfg);
+    let res = dir.join("results/c");
+    assert!(res.join("cost_functions.png").exists() && res.join("claims.txt").exists());
+    let claims = std::fs::read_to_string(res.join("claims.txt")).unwrap();
+    assert!(
+        claims.contains("HOLDS  2:") && claims.contains("FAILS  3:"),
+        "{claims}"
+    );
 }

@@ -142,3 +142,34 @@ fn correlation_energy_of_a_merge_by_hand() {
     assert_eq!(m.merge_energy(s(&[0, 2]), s(&[1])), 0.75);
     assert_eq!(m.merge_energy(s(&[1, 2]), s(&[0])), 1.5);
 }
+
+/// The Cluster Trellis paper's Figure 4: average linkage 44.08 against the exact MAP 40.08 on the
+/// 4-pair instance of the adversarial family (eps = 0.01), whichever way the tie is broken.
+#[test]
+fn adversarial_instance_reproduces_figure_4() {
+    use trellis_lab::data::graphs::{adversarial, AdversarialParams};
+    use trellis_lab::search::average_linkage;
+    for (bonus, want_linkage, want_map) in [(0.0, 44.08, 40.08), (0.001, 44.088, 40.096)] {
+        let p = AdversarialParams {
+            n_pairs: 4,
+            eps: 0.01,
+            middle_bonus: bonus,
+        };
+        let g = adversarial(&p);
+        let m = DasguptaModel::new(g.weights.clone(), 1.0);
+        let map = FullTrellis::build(&m).unwrap().map_tree();
+        let linkage = average_linkage(&g.weights);
+        let (c_map, c_link) = (m.tree_cost(&map), m.tree_cost(&linkage));
+        assert!((c_map - want_map).abs() < 1e-9, "MAP cost {c_map}");
+        assert!(
+            (c_link - want_linkage).abs() < 1e-9,
+            "average linkage cost {c_link}"
+        );
+        // The MAP is optimal over all 135,135 trees.
+        let best = Tree::enumerate_all(Subset::full(8))
+            .iter()
+            .map(|t| m.tree_cost(t))
+            .fold(f64::INFINITY, f64::min);
+        assert!((best - c_map).abs() < 1e-9);
+    }
+}

@@ -236,6 +236,45 @@ impl FullTrellis {
         }
     }
 
+    /// Number of trees whose log-likelihood is within `tol` of the MAP value (ties included),
+    /// by a second `O(3^N)` pass over the splits with `model` (which must be the model the
+    /// trellis was built from): a split of `S` counts when its best completion reaches
+    /// `MAP(S)` to within `tol`. Energies with many ties (e.g. Dasgupta's cost on unit
+    /// weights) have many MAP trees; [`FullTrellis::map_tree`] returns one of them. 0 if no tree
+    /// has a finite log-likelihood.
+    pub fn n_map_trees<M: SplitModel>(&self, model: &M, tol: f64) -> u128 {
+        assert_eq!(model.n_leaves(), self.n, "trellis and model disagree on N");
+        let stats = model.stat_table();
+        let mut count = vec![0u128; 1usize << self.n];
+        for i in 0..self.n {
+            count[1 << i] = 1;
+        }
+        for k in 2..=self.n {
+            for s in Subset::of_size(self.n, k) {
+                let best = self.cells[s.index()].map;
+                if best == f64::NEG_INFINITY {
+                    continue;
+                }
+                let sp = &stats[s.index()];
+                let mut c = 0u128;
+                for (a, b) in s.splits() {
+                    let (ma, mb) = (self.cells[a.index()].map, self.cells[b.index()].map);
+                    if ma == f64::NEG_INFINITY || mb == f64::NEG_INFINITY {
+                        continue;
+                    }
+                    let v = model.log_psi_with(a, &stats[a.index()], b, &stats[b.index()], sp)
+                        + ma
+                        + mb;
+                    if v >= best - tol {
+                        c = c.saturating_add(count[a.index()].saturating_mul(count[b.index()]));
+                    }
+                }
+                count[s.index()] = c;
+            }
+        }
+        count[(1usize << self.n) - 1]
+    }
+
     fn root(&self) -> &Cell {
         &self.cells[(1usize << self.n) - 1]
     }
@@ -530,6 +569,46 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Ties: a model whose potential depends only on the split sizes has many MAP trees.
+    struct BySize {
+        n: usize,
+    }
+
+    impl SplitModel for BySize {
+        type Stat = ();
+        fn n_leaves(&self) -> usize {
+            self.n
+        }
+        fn stat(&self, _: Subset) {}
+        fn log_psi_with(&self, a: Subset, _: &(), b: Subset, _: &(), _: &()) -> f64 {
+            -((a.len() as f64) - (b.len() as f64)).abs()
+        }
+    }
+
+    #[test]
+    fn counts_map_trees_with_ties() {
+        for (n, model) in (2..=7).map(|n| (n, BySize { n })) {
+            let t = FullTrellis::build(&model).unwrap();
+            let all = Tree::enumerate_all(Subset::full(n));
+            let best = t.map_log_likelihood();
+            let want = all
+                .iter()
+                .filter(|x| x.log_likelihood(&model) >= best - 1e-9)
+                .count() as u128;
+            assert_eq!(t.n_map_trees(&model, 1e-9), want, "n = {n}");
+        }
+        // No ties: exactly one tree for the Toy model (distinct potentials) at n = 5.
+        let m = Toy { n: 5 };
+        let t = FullTrellis::build(&m).unwrap();
+        let all = Tree::enumerate_all(Subset::full(5));
+        let best = t.map_log_likelihood();
+        let want = all
+            .iter()
+            .filter(|x| x.log_likelihood(&m) >= best - 1e-9)
+            .count() as u128;
+        assert_eq!(t.n_map_trees(&m, 1e-9), want);
     }
 
     #[test]

@@ -31,8 +31,9 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     /// Name, seed, output location, threads.
     pub experiment: ExperimentSection,
-    /// Where the jets come from.
-    pub data: DataSection,
+    /// Where the jets come from (jet experiments only).
+    #[serde(default)]
+    pub data: Option<DataSection>,
     /// Which algorithms run, with their parameters.
     #[serde(default)]
     pub algorithms: AlgorithmsSection,
@@ -48,6 +49,99 @@ pub struct Config {
     /// Sparse-trellis settings (`kind = "sparse"`).
     #[serde(default)]
     pub sparse: Option<SparseSection>,
+    /// Dasgupta-cost settings (`kind = "dasgupta"`, Figure 4).
+    #[serde(default)]
+    pub dasgupta: Option<DasguptaSection>,
+    /// pam50 settings (`kind = "pam50"`, Figure 8).
+    #[serde(default)]
+    pub pam50: Option<Pam50Section>,
+    /// Cost-function study settings (`kind = "cost_functions"`, Section 4.4).
+    #[serde(default)]
+    pub cost_functions: Option<CostFunctionsSection>,
+}
+
+/// `[dasgupta]`: Dasgupta's cost (the paper's Eq. 4 and Figure 4): average linkage and the local
+/// greedy against the exact MAP tree on adversarial and planted-partition graphs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DasguptaSection {
+    /// Inverse temperature of `log psi = -beta * cost` (changes log Z, never the MAP).
+    #[serde(default = "one_f64")]
+    pub beta: f64,
+    /// Instances of the adversarial family for average linkage (`data::graphs`).
+    #[serde(default)]
+    pub adversarial: Vec<crate::data::graphs::AdversarialParams>,
+    /// Random planted-partition graphs.
+    #[serde(default)]
+    pub planted: Option<PlantedSection>,
+}
+
+/// Random planted-partition graphs for `[dasgupta]` and `[cost_functions]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlantedSection {
+    /// Number of random graphs.
+    pub instances: usize,
+    /// Sizes of the planted clusters (their sum is N).
+    pub cluster_sizes: Vec<usize>,
+    /// Probability of an edge inside a cluster.
+    pub p_in: f64,
+    /// Probability of an edge across clusters.
+    pub p_out: f64,
+}
+
+/// `[pam50]`: the paper's Figure 8 (hierarchical correlation clustering of pam50 samples).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pam50Section {
+    /// Folder with `pam50_unc232_expr.tsv` and `pam50_unc232_labels.tsv` (relative paths are
+    /// relative to the config file).
+    pub path: PathBuf,
+    /// Samples drawn from each known subtype.
+    #[serde(default = "two")]
+    pub per_class: usize,
+    /// Samples drawn without a subtype.
+    #[serde(default = "two")]
+    pub unlabelled: usize,
+    /// Weight variants: `"raw"` (Pearson correlations) and/or `"centred"` (minus their mean).
+    #[serde(default = "both_weightings")]
+    pub weights: Vec<Weighting>,
+    /// Inverse temperature of `log psi = -beta * energy`.
+    #[serde(default = "one_f64")]
+    pub beta: f64,
+}
+
+/// How pam50 correlations become weights.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Weighting {
+    /// Pearson correlations as they are.
+    Raw,
+    /// Correlations minus their mean over all pairs, so that both signs occur.
+    Centred,
+}
+
+/// `[cost_functions]`: Section 4.4, how Dasgupta's cost, HCC and dendrogram purity relate.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CostFunctionsSection {
+    /// Sizes of the planted flat clusters (their sum is N; at most 8 so that every tree can be
+    /// enumerated).
+    pub cluster_sizes: Vec<usize>,
+    /// Random weight matrices drawn for the "random" scheme.
+    pub random_instances: usize,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+fn two() -> usize {
+    2
+}
+
+fn both_weightings() -> Vec<Weighting> {
+    vec![Weighting::Raw, Weighting::Centred]
 }
 
 /// `[sparse]`: Figure 7 of the paper, sparse trellises against their sparsity.
@@ -91,6 +185,25 @@ pub enum ExperimentKind {
     Scaling,
     /// Sparse trellises seeded by simulated or beam-search trees (Figure 7).
     Sparse,
+    /// Dasgupta's cost: greedy against exact MAP trees on graphs (Figure 4).
+    Dasgupta,
+    /// Greedy against exact MAP trees on pam50 samples (Figure 8).
+    Pam50,
+    /// How Dasgupta's cost, HCC and dendrogram purity relate (Section 4.4).
+    CostFunctions,
+}
+
+impl ExperimentKind {
+    /// Whether the experiment works on jets (and so needs a `[data]` section).
+    pub fn uses_jets(self) -> bool {
+        matches!(
+            self,
+            ExperimentKind::Jets
+                | ExperimentKind::PosteriorSampling
+                | ExperimentKind::Scaling
+                | ExperimentKind::Sparse
+        )
+    }
 }
 
 /// `[sampling]`: Figure 6 of the paper.
@@ -150,7 +263,8 @@ pub struct ExperimentSection {
     /// Worker threads (0 = one per core). Results do not depend on it.
     #[serde(default)]
     pub threads: usize,
-    /// What to compute: `"jets"` (default), `"posterior_sampling"` or `"scaling"`.
+    /// What to compute: `"jets"` (default), `"posterior_sampling"`, `"scaling"`, `"sparse"`,
+    /// `"dasgupta"`, `"pam50"` or `"cost_functions"`.
     #[serde(default)]
     pub kind: ExperimentKind,
 }
@@ -347,9 +461,16 @@ impl Config {
             other => other,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(p) = &cfg.data.path {
-            if p.is_relative() {
-                cfg.data.path = Some(base.join(p));
+        if let Some(d) = cfg.data.as_mut() {
+            if let Some(p) = &d.path {
+                if p.is_relative() {
+                    d.path = Some(base.join(p));
+                }
+            }
+        }
+        if let Some(p) = cfg.pam50.as_mut() {
+            if p.path.is_relative() {
+                p.path = base.join(&p.path);
             }
         }
         if let Some(s) = cfg.sampling.as_mut() {
@@ -386,7 +507,20 @@ impl Config {
                 "experiment.name {name:?} must be a non-empty folder name of letters, digits, '_' or '-'"
             ));
         }
-        let d = &self.data;
+        let kind = self.experiment.kind;
+        let Some(d) = &self.data else {
+            if kind.uses_jets() {
+                return Err(format!(
+                    "experiment.kind = {kind:?} needs a [data] section saying where the jets come from"
+                ));
+            }
+            return self.check_kind();
+        };
+        if !kind.uses_jets() {
+            return Err(format!(
+                "[data] does not apply to experiment.kind = {kind:?} (it describes jets); remove it"
+            ));
+        }
         match d.source {
             DataSource::File => {
                 if d.path.is_none() {
@@ -498,6 +632,60 @@ impl Config {
             self.scaling.is_some(),
             kind == ExperimentKind::Scaling,
         )?;
+        section(
+            "dasgupta",
+            self.dasgupta.is_some(),
+            kind == ExperimentKind::Dasgupta,
+        )?;
+        section("pam50", self.pam50.is_some(), kind == ExperimentKind::Pam50)?;
+        section(
+            "cost_functions",
+            self.cost_functions.is_some(),
+            kind == ExperimentKind::CostFunctions,
+        )?;
+        let limit = self.algorithms.max_exact_leaves;
+        if let Some(d) = &self.dasgupta {
+            if !(d.beta.is_finite() && d.beta > 0.0) {
+                return Err(format!(
+                    "dasgupta.beta = {} must be a positive number",
+                    d.beta
+                ));
+            }
+            if d.adversarial.is_empty() && d.planted.is_none() {
+                return Err("[dasgupta] needs graphs: add [[dasgupta.adversarial]] instances and/or a [dasgupta.planted] section".into());
+            }
+            for a in &d.adversarial {
+                a.check(limit)?;
+            }
+            if let Some(p) = &d.planted {
+                check_planted(p, "dasgupta.planted", limit)?;
+            }
+        }
+        if let Some(p) = &self.pam50 {
+            if p.weights.is_empty() {
+                return Err("pam50.weights is empty; list \"raw\" and/or \"centred\"".into());
+            }
+            if !(p.beta.is_finite() && p.beta > 0.0) {
+                return Err(format!("pam50.beta = {} must be a positive number", p.beta));
+            }
+            if p.per_class == 0 && p.unlabelled < 2 {
+                return Err(
+                    "pam50 needs at least two samples: raise per_class or unlabelled".into(),
+                );
+            }
+        }
+        if let Some(c) = &self.cost_functions {
+            let n: usize = c.cluster_sizes.iter().sum();
+            if c.cluster_sizes.len() < 2 || c.cluster_sizes.contains(&0) || n > 8 {
+                return Err(format!(
+                    "cost_functions.cluster_sizes = {:?} must list at least two non-empty clusters with at most 8 points in all (every tree is enumerated)",
+                    c.cluster_sizes
+                ));
+            }
+            if c.random_instances == 0 {
+                return Err("cost_functions.random_instances must be at least 1".into());
+            }
+        }
         if self.expected.is_some() && kind != ExperimentKind::Jets {
             return Err("[expected] only applies to experiment.kind = \"jets\"".into());
         }
@@ -519,7 +707,7 @@ impl Config {
                     s.n_max, self.algorithms.max_exact_leaves
                 ));
             }
-            if self.data.source != DataSource::Generate {
+            if self.data().source != DataSource::Generate {
                 return Err(
                     "kind = \"scaling\" generates its jets: set data.source = \"generate\"".into(),
                 );
@@ -528,18 +716,25 @@ impl Config {
         Ok(())
     }
 
+    /// The `[data]` section of a jet experiment (present: checked when the config is read).
+    pub fn data(&self) -> &DataSection {
+        self.data
+            .as_ref()
+            .expect("jet experiments have a [data] section (checked by Config)")
+    }
+
     /// The inclusive leaf-count range jets must fall in.
     pub fn leaf_range(&self) -> (usize, usize) {
         (
-            self.data.min_leaves.unwrap_or(1),
-            self.data.max_leaves.unwrap_or(64),
+            self.data().min_leaves.unwrap_or(1),
+            self.data().max_leaves.unwrap_or(64),
         )
     }
 
     /// Generator parameters for simulating more jets like `jet` (its cut and rates, root scale
     /// `M_hard^2`), with any generator key the config sets taking precedence.
     pub fn generator_params_for(&self, jet: &crate::data::ginkgo::Jet) -> GinkgoParams {
-        let d = &self.data;
+        let d = self.data();
         GinkgoParams {
             t_cut: d.t_cut.unwrap_or(jet.t_cut),
             lambda: d.lambda.unwrap_or(jet.lam),
@@ -551,11 +746,11 @@ impl Config {
 
     /// Generator parameters: the jet type's defaults overridden by any key set.
     pub fn generator_params(&self) -> GinkgoParams {
-        let base = match self.data.jet_type {
+        let base = match self.data().jet_type {
             JetType::Qcd => GinkgoParams::qcd(),
             JetType::W => GinkgoParams::w_jet(),
         };
-        let d = &self.data;
+        let d = self.data();
         GinkgoParams {
             t_cut: d.t_cut.unwrap_or(base.t_cut),
             lambda: d.lambda.unwrap_or(base.lambda),
@@ -564,6 +759,30 @@ impl Config {
             jet_momentum: d.jet_momentum.unwrap_or(base.jet_momentum),
         }
     }
+}
+
+fn check_planted(p: &PlantedSection, name: &str, limit: usize) -> Result<(), String> {
+    let n: usize = p.cluster_sizes.iter().sum();
+    if p.instances == 0 {
+        return Err(format!("{name}.instances must be at least 1"));
+    }
+    if p.cluster_sizes.is_empty() || p.cluster_sizes.contains(&0) || n < 2 {
+        return Err(format!(
+            "{name}.cluster_sizes = {:?} must list non-empty clusters with at least 2 points in all",
+            p.cluster_sizes
+        ));
+    }
+    if n > limit {
+        return Err(format!(
+            "{name}: {n} points exceed algorithms.max_exact_leaves = {limit}; use smaller clusters or raise the limit"
+        ));
+    }
+    for (k, v) in [("p_in", p.p_in), ("p_out", p.p_out)] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(format!("{name}.{k} = {v} must be a probability in [0, 1]"));
+        }
+    }
+    Ok(())
 }
 
 fn one_line(s: &str) -> String {
@@ -614,5 +833,60 @@ mod tests {
                 .to_string();
             assert!(e.contains(needle), "{to}: {e}");
         }
+    }
+
+    #[test]
+    fn graph_and_pam50_kinds_need_their_sections_and_no_jets() {
+        let dasgupta = r#"
+            [experiment]
+            kind = "dasgupta"
+            name = "d"
+            seed = 1
+            [dasgupta]
+            [[dasgupta.adversarial]]
+            n_pairs = 4
+            eps = 0.01
+        "#;
+        let c = Config::parse(dasgupta).unwrap();
+        assert_eq!(c.dasgupta.as_ref().unwrap().adversarial.len(), 1);
+        assert!(c.data.is_none());
+        for (text, needle) in [
+            (
+                dasgupta.replace(
+                    "[[dasgupta.adversarial]]\n            n_pairs = 4\n            eps = 0.01",
+                    "",
+                ),
+                "needs graphs",
+            ),
+            (
+                dasgupta.replace("eps = 0.01", "eps = 0.01\n            colour = 1"),
+                "colour",
+            ),
+            (
+                dasgupta.replace("n_pairs = 4", "n_pairs = 40"),
+                "max_exact_leaves",
+            ),
+            (
+                format!("{dasgupta}\n[data]\nsource = \"generate\"\nn_jets = 1"),
+                "[data] does not apply",
+            ),
+            (
+                dasgupta.replace("[dasgupta]", "[pam50]\npath = \"x\"\n[dasgupta]"),
+                "[pam50] does not apply",
+            ),
+            (
+                OK.replace("seed = 1", "seed = 1\nkind = \"pam50\""),
+                "[data] does not apply",
+            ),
+        ] {
+            let e = Config::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+        let jets_without_data = "[experiment]\nname = \"j\"\nseed = 1\n";
+        let e = Config::parse(jets_without_data).unwrap_err().to_string();
+        assert!(e.contains("needs a [data] section"), "{e}");
+        let cost = "[experiment]\nkind = \"cost_functions\"\nname = \"c\"\nseed = 1\n[cost_functions]\ncluster_sizes = [5, 5]\nrandom_instances = 1\n";
+        let e = Config::parse(cost).unwrap_err().to_string();
+        assert!(e.contains("at most 8"), "{e}");
     }
 }

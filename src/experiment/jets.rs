@@ -170,9 +170,9 @@ pub fn score_jet(jet: &Jet, algs: &AlgorithmsSection) -> Result<JetScores> {
 /// Loads or generates the jets a config asks for.
 pub fn load_jets(cfg: &Config) -> Result<JetDataset> {
     let (lo, hi) = cfg.leaf_range();
-    match cfg.data.source {
+    match cfg.data().source {
         DataSource::File => {
-            let path = cfg.data.path.as_ref().expect("checked by Config");
+            let path = cfg.data().path.as_ref().expect("checked by Config");
             let mut ds = JetDataset::load(path)?;
             let before = ds.jets.len();
             ds.jets.retain(|j| j.n_leaves >= lo && j.n_leaves <= hi);
@@ -185,8 +185,8 @@ pub fn load_jets(cfg: &Config) -> Result<JetDataset> {
             Ok(ds)
         }
         DataSource::Generate => {
-            let n = cfg.data.n_jets.expect("checked by Config");
-            let tries = cfg.data.max_tries.unwrap_or(100 * n.max(100));
+            let n = cfg.data().n_jets.expect("checked by Config");
+            let tries = cfg.data().max_tries.unwrap_or(100 * n.max(100));
             Ok(generate_dataset(
                 &cfg.generator_params(),
                 n,

@@ -6,7 +6,10 @@
 //! whose outputs are all present is skipped (pass `force` to recompute).
 
 pub mod config;
+pub mod cost_functions;
+pub mod dasgupta;
 pub mod jets;
+pub mod pam50;
 pub mod plot;
 pub mod posterior;
 pub mod scaling;
@@ -281,6 +284,11 @@ pub fn run_config(path: &Path, force: bool) -> Result<Outcome> {
             }
             config::ExperimentKind::Scaling => scaling::run(&cfg, &staging, &mut manifest)?,
             config::ExperimentKind::Sparse => sparse::run(&cfg, &staging, &mut manifest)?,
+            config::ExperimentKind::Dasgupta => dasgupta::run(&cfg, &staging, &mut manifest)?,
+            config::ExperimentKind::Pam50 => pam50::run(&cfg, &staging, &mut manifest)?,
+            config::ExperimentKind::CostFunctions => {
+                cost_functions::run(&cfg, &staging, &mut manifest)?
+            }
         }
         manifest.timing("total", t0.elapsed().as_secs_f64());
         let mut outputs = staging.files()?;

@@ -22,7 +22,13 @@
 //! * [`PosteriorMassChart`]: exact posterior mass as stems against sampled
 //!   frequencies as markers (Figure 6 of the paper);
 //! * [`LineChart`]: lines of [`LineSeries`] (solid or dashed, with or without
-//!   markers) with an optional log y axis, e.g. wall time against N.
+//!   markers) with an optional log y axis, e.g. wall time against N;
+//! * [`DendrogramChart`]: dendrograms of [`DendrogramPanel`]s side by side,
+//!   leaves coloured by category;
+//! * [`GraphAndTreesChart`]: a weighted graph next to trees over its nodes
+//!   (Figure 4 of the paper);
+//! * [`DotRangeChart`]: rows of [`DotRangeRow`] markers per series over grey
+//!   range bars, e.g. purity of the MAP tree against the range over all trees.
 //!
 //! Colour helpers [`viridis`], [`diverging`], [`category_colors`] and
 //! [`qualitative_color`] are shared by all charts.
@@ -48,6 +54,8 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, FontTransform};
+
+use crate::tree::{Node, Tree};
 
 /// Font family name under which the embedded Noto Sans is registered for the
 /// charts in this module. In SVG output it becomes the CSS font list
@@ -1544,6 +1552,60 @@ enum Swatch {
     Stem { color: RGBColor },
     /// A vertical line, optionally dashed.
     VLine { color: RGBColor, dashed: bool },
+    /// A thick horizontal bar (ranges).
+    Bar { color: RGBColor },
+}
+
+/// Draws `swatch` between `x0` and `x1`, centred vertically on `cy`, for a
+/// legend row `row_h` pixels high.
+fn draw_swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    swatch: &Swatch,
+    (x0, x1): (f64, f64),
+    cy: f64,
+    row_h: f64,
+) -> Result<()> {
+    let xm = (x0 + x1) / 2.0;
+    match *swatch {
+        Swatch::Line {
+            color,
+            dashed,
+            marker,
+        } => {
+            let (xa, xb) = if dashed { (x0, x1 + 2.0) } else { (x0, x1) };
+            polyline(area, &[(xa, cy), (xb, cy)], color.stroke_width(2), dashed)?;
+            if let Some(m) = marker {
+                draw_marker(area, m, (xm, cy), 4.5, color.to_rgba())?;
+            }
+        }
+        Swatch::Marker { marker, color, r } => {
+            draw_marker(area, marker, (xm, cy), r, color)?;
+        }
+        Swatch::Stem { color } => {
+            let (top, bottom) = (cy - 0.36 * row_h, cy + 0.4 * row_h);
+            line(area, (xm, bottom), (xm, top), color.stroke_width(STEM_W))?;
+            fill_rect(
+                area,
+                (xm - 4.0, top - 1.0),
+                (xm + 4.0, top + 1.0),
+                color.filled(),
+            )?;
+        }
+        Swatch::VLine { color, dashed } => {
+            let (top, bottom) = (cy - 0.45 * row_h, cy + 0.45 * row_h);
+            polyline(
+                area,
+                &[(xm, top), (xm, bottom)],
+                color.stroke_width(2),
+                dashed,
+            )?;
+        }
+        Swatch::Bar { color } => {
+            let half = (0.22 * row_h).min(7.0);
+            fill_rect(area, (x0, cy - half), (x1, cy + half), color.filled())?;
+        }
+    }
+    Ok(())
 }
 
 /// Width of the swatch column in a legend.
@@ -1593,42 +1655,7 @@ impl Legend {
         for (k, (swatch, text)) in self.entries.iter().enumerate() {
             let cy = by + 7.0 + row_h * (k as f64 + 0.5);
             let (x0, x1) = (bx + 12.0, bx + 12.0 + SWATCH_W);
-            let xm = (x0 + x1) / 2.0;
-            match *swatch {
-                Swatch::Line {
-                    color,
-                    dashed,
-                    marker,
-                } => {
-                    let (xa, xb) = if dashed { (x0, x1 + 2.0) } else { (x0, x1) };
-                    polyline(area, &[(xa, cy), (xb, cy)], color.stroke_width(2), dashed)?;
-                    if let Some(m) = marker {
-                        draw_marker(area, m, (xm, cy), 4.5, color.to_rgba())?;
-                    }
-                }
-                Swatch::Marker { marker, color, r } => {
-                    draw_marker(area, marker, (xm, cy), r, color)?;
-                }
-                Swatch::Stem { color } => {
-                    let (top, bottom) = (cy - 0.36 * row_h, cy + 0.4 * row_h);
-                    line(area, (xm, bottom), (xm, top), color.stroke_width(STEM_W))?;
-                    fill_rect(
-                        area,
-                        (xm - 4.0, top - 1.0),
-                        (xm + 4.0, top + 1.0),
-                        color.filled(),
-                    )?;
-                }
-                Swatch::VLine { color, dashed } => {
-                    let (top, bottom) = (cy - 0.45 * row_h, cy + 0.45 * row_h);
-                    polyline(
-                        area,
-                        &[(xm, top), (xm, bottom)],
-                        color.stroke_width(2),
-                        dashed,
-                    )?;
-                }
-            }
+            draw_swatch(area, swatch, (x0, x1), cy, row_h)?;
             Label::new(text, TICK_SIZE)
                 .anchor(HPos::Left, VPos::Center)
                 .draw(area, pt(x1 + 12.0, cy))?;
@@ -2356,6 +2383,1096 @@ impl Chart for LineChart {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Legends flowing in rows
+// ---------------------------------------------------------------------------
+
+/// Legend entries laid out left to right, wrapped onto as many centred rows
+/// as the width needs, without a box (for legends under a title).
+struct FlowLegend {
+    entries: Vec<(Swatch, String)>,
+}
+
+impl FlowLegend {
+    /// Width of the swatch before each entry.
+    const SWATCH: f64 = 30.0;
+    /// Horizontal gap between entries.
+    const GAP: f64 = 26.0;
+
+    fn entry_w(text: &str) -> f64 {
+        // 8% slack: SVG viewers without Noto Sans fall back to wider fonts.
+        Self::SWATCH + 8.0 + 1.08 * Label::new(text, TICK_SIZE).width()
+    }
+
+    /// Indices of the entries on each row for rows at most `max_w` wide.
+    fn rows(&self, max_w: f64) -> Vec<Vec<usize>> {
+        let mut rows: Vec<Vec<usize>> = Vec::new();
+        let mut used = f64::INFINITY;
+        for (k, (_, text)) in self.entries.iter().enumerate() {
+            let w = Self::entry_w(text);
+            match rows.last_mut() {
+                Some(row) if used + Self::GAP + w <= max_w => {
+                    row.push(k);
+                    used += Self::GAP + w;
+                }
+                _ => {
+                    rows.push(vec![k]);
+                    used = w;
+                }
+            }
+        }
+        rows
+    }
+
+    /// Height of the legend laid out in `max_w` pixels (0 without entries).
+    fn height(&self, max_w: f64) -> f64 {
+        Legend::row_h() * self.rows(max_w).len() as f64
+    }
+
+    /// Draws the rows centred on `cx`, the first row's top at `top`.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        cx: f64,
+        top: f64,
+        max_w: f64,
+    ) -> Result<()> {
+        let row_h = Legend::row_h();
+        for (r, row) in self.rows(max_w).iter().enumerate() {
+            let widths: Vec<f64> = row
+                .iter()
+                .map(|&k| Self::entry_w(&self.entries[k].1))
+                .collect();
+            let total = widths.iter().sum::<f64>() + Self::GAP * (row.len() as f64 - 1.0);
+            let cy = top + row_h * (r as f64 + 0.5);
+            let mut x = cx - total / 2.0;
+            for (&k, w) in row.iter().zip(&widths) {
+                let (swatch, text) = &self.entries[k];
+                draw_swatch(area, swatch, (x, x + Self::SWATCH), cy, row_h)?;
+                Label::new(text, TICK_SIZE)
+                    .anchor(HPos::Left, VPos::Center)
+                    .draw(area, pt(x + Self::SWATCH + 8.0, cy))?;
+                x += w + Self::GAP;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Font size and band height for panel titles at most `max_w` pixels wide:
+/// one line at the largest size from `LABEL_SIZE - 4` down to 20 at which
+/// every title fits, else two lines (see [`draw_lines`]) at the largest size
+/// down to 16 at which every title fits wrapped.
+fn panel_title_font(titles: &[&str], max_w: f64) -> (f64, f64) {
+    let titles: Vec<&str> = titles.iter().copied().filter(|t| !t.is_empty()).collect();
+    let top = snap_size(LABEL_SIZE - 4.0);
+    if titles.is_empty() {
+        return (top, 0.0);
+    }
+    let sizes = || (0..).map(|k| top - 2.0 * f64::from(k));
+    let fits = |size: f64, wrap: bool| {
+        titles.iter().all(|t| {
+            let single = Label::new(t, size).width();
+            single <= max_w || (wrap && wrap_two_lines(t, size).1 <= max_w)
+        })
+    };
+    if let Some(size) = sizes().take_while(|&s| s >= 20.0).find(|&s| fits(s, false)) {
+        return (size, size * 1.7);
+    }
+    let size = sizes()
+        .take_while(|&s| s >= 16.0)
+        .find(|&s| fits(s, true))
+        .unwrap_or(16.0);
+    (size, size * 2.6)
+}
+
+/// Draws a panel title centred in the band from `top` to `top + band` over `(x0, x1)`.
+fn draw_panel_title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    (x0, x1): (f64, f64),
+    (top, band): (f64, f64),
+    size: f64,
+) -> Result<()> {
+    if title.is_empty() || band <= 0.0 {
+        return Ok(());
+    }
+    draw_lines(
+        area,
+        title,
+        size,
+        x1 - x0 - 8.0,
+        pt((x0 + x1) / 2.0, top + band / 2.0),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Dendrograms
+// ---------------------------------------------------------------------------
+
+/// Colour of leaf category `c`: the [`qualitative_color`] palette without its
+/// grey (kept for unknown leaves), so 9 distinct colours that then repeat.
+fn leaf_category_color(c: usize) -> RGBColor {
+    const NOT_GREY: [usize; 9] = [0, 1, 2, 3, 4, 5, 6, 8, 9];
+    qualitative_color(NOT_GREY[c % NOT_GREY.len()])
+}
+
+/// Colour of leaves without a category.
+const UNKNOWN_GREY: RGBColor = RGBColor(150, 150, 150);
+
+/// One dendrogram of a [`DendrogramChart`] or [`GraphAndTreesChart`].
+#[derive(Debug, Clone)]
+pub struct DendrogramPanel {
+    /// Title above the panel, e.g. `"greedy: energy 12.3, purity 0.71"`
+    /// (wrapped onto two lines if it does not fit).
+    pub title: String,
+    /// The tree; leaves are drawn in its left-to-right order.
+    pub tree: Tree,
+    /// Text under each leaf, indexed by leaf index; missing entries show the index.
+    pub leaf_labels: Vec<String>,
+    /// Category of each leaf, indexed by leaf index, for the colour of its
+    /// marker; `None` (or a missing entry) is drawn grey as "unknown".
+    pub leaf_category: Vec<Option<usize>>,
+}
+
+/// Dendrograms side by side (one row), e.g. the MAP tree next to the greedy
+/// tree. Each is drawn top-down: leaves at the bottom in the tree's order,
+/// each node at a height equal to the number of leaves under it (leaves at 0,
+/// the root at N), joined by elbow connectors. Leaf markers are coloured by
+/// category ([`qualitative_color`] without its grey; grey for unknown), the
+/// leaf labels are written below them (vertically if they would overlap),
+/// and one shared legend of `category_names` (plus "unknown" if any leaf has
+/// no category) goes under the title. With no `category_names` there is no
+/// legend.
+#[derive(Debug, Clone, Default)]
+pub struct DendrogramChart {
+    /// Title drawn above the figure.
+    pub title: String,
+    /// The dendrograms, left to right.
+    pub panels: Vec<DendrogramPanel>,
+    /// Legend name of each category, indexed by category.
+    pub category_names: Vec<String>,
+    /// Description of the y axis of each panel, e.g. `"cluster size"`.
+    pub height_label: String,
+}
+
+/// Pixel positions of a tree's nodes: leaf slots left to right, heights in leaves.
+struct TreeLayout {
+    /// Leaf indices in left-to-right order.
+    order: Vec<usize>,
+    /// Per arena node: (slot position, height in leaves), if reachable.
+    pos: Vec<Option<(f64, f64)>>,
+    /// Internal nodes as (node, left child, right child), children first.
+    joins: Vec<(usize, usize, usize)>,
+}
+
+impl TreeLayout {
+    /// Walks `tree` from the root without recursion; nodes reached twice
+    /// (malformed arenas) are ignored rather than looped over.
+    fn new(tree: &Tree) -> Self {
+        let nodes = tree.nodes();
+        let n = nodes.len();
+        let mut out = TreeLayout {
+            order: Vec::new(),
+            pos: vec![None; n],
+            joins: Vec::new(),
+        };
+        let mut leaves_under = vec![0usize; n];
+        let mut seen = vec![false; n];
+        let mut stack = vec![(tree.root(), false)];
+        while let Some((v, children_done)) = stack.pop() {
+            let Some(&node) = nodes.get(v) else { continue };
+            if !children_done {
+                if seen[v] {
+                    continue;
+                }
+                seen[v] = true;
+            }
+            match node {
+                Node::Leaf(i) => {
+                    out.pos[v] = Some((out.order.len() as f64, 0.0));
+                    leaves_under[v] = 1;
+                    out.order.push(i);
+                }
+                Node::Internal(l, r) if !children_done => {
+                    stack.push((v, true));
+                    stack.push((r, false));
+                    stack.push((l, false));
+                }
+                Node::Internal(l, r) => {
+                    let child = |c: usize| out.pos.get(c).copied().flatten();
+                    if let (Some(a), Some(b)) = (child(l), child(r)) {
+                        leaves_under[v] = leaves_under[l] + leaves_under[r];
+                        out.pos[v] = Some(((a.0 + b.0) / 2.0, leaves_under[v] as f64));
+                        out.joins.push((v, l, r));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How the leaf labels of one panel are written.
+#[derive(Debug, Clone, Copy)]
+struct LeafText {
+    size: f64,
+    vertical: bool,
+    /// Pixels the labels need below the leaf markers.
+    band: f64,
+}
+
+/// Horizontal labels if they fit the leaf spacing `slot_w` at a readable
+/// size, else vertical ones no longer than `max_band`.
+fn leaf_text(labels: &[String], slot_w: f64, max_band: f64) -> LeafText {
+    let texts: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let widest = |size: f64| {
+        texts
+            .iter()
+            .map(|t| Label::new(t, size).width())
+            .fold(0.0, f64::max)
+    };
+    let size = fit_font_size(&texts, TICK_SIZE - 2.0, 16.0, slot_w - 6.0);
+    if widest(size) <= slot_w - 6.0 {
+        let cap = Label::new("M", size).cap_height();
+        return LeafText {
+            size,
+            vertical: false,
+            band: cap + 12.0,
+        };
+    }
+    // Vertical: the glyph height must fit the spacing, the length the band.
+    let mut size = snap_size(TICK_SIZE - 2.0);
+    // Not below 12 px: crowded leaves get touching labels rather than unreadable ones.
+    while size > 12.0 && Label::new("M", size).cap_height() * 1.5 > slot_w {
+        size -= 2.0;
+    }
+    let size = fit_font_size(&texts, size, 12.0, max_band - 10.0);
+    LeafText {
+        size,
+        vertical: true,
+        band: widest(size).min(max_band - 10.0) + 10.0,
+    }
+}
+
+/// Horizontal layout of one dendrogram panel inside `(x0, x1)`.
+struct PanelFrame {
+    y_axis: TickAxis,
+    /// Left edge of the plot (the y axis) and its right edge.
+    px: (f64, f64),
+    n_leaves: usize,
+}
+
+impl PanelFrame {
+    fn new(layout: &TreeLayout, (x0, x1): (f64, f64), max_ticks: usize) -> Self {
+        let n_leaves = layout.order.len();
+        let y_axis = TickAxis::linear(0.0, n_leaves.max(1) as f64, max_ticks, true);
+        let desc_h = Label::new("M", LABEL_SIZE).cap_height() * 1.9;
+        let left = desc_h + 10.0 + y_axis.label_width() + 16.0;
+        let px0 = (x0 + left).min(x1 - 10.0);
+        Self {
+            y_axis,
+            px: (px0, (x1 - 12.0).max(px0 + 1.0)),
+            n_leaves,
+        }
+    }
+
+    fn slot_w(&self) -> f64 {
+        (self.px.1 - self.px.0) / self.n_leaves.max(1) as f64
+    }
+
+    fn leaf_x(&self, slot: f64) -> f64 {
+        self.px.0 + (slot + 0.5) * self.slot_w()
+    }
+}
+
+impl DendrogramPanel {
+    fn label_of(&self, leaf: usize) -> String {
+        self.leaf_labels
+            .get(leaf)
+            .cloned()
+            .unwrap_or_else(|| leaf.to_string())
+    }
+
+    fn color_of(&self, leaf: usize) -> RGBColor {
+        match self.leaf_category.get(leaf).copied().flatten() {
+            Some(c) => leaf_category_color(c),
+            None => UNKNOWN_GREY,
+        }
+    }
+}
+
+/// Whether any leaf of any panel has no category.
+fn any_unknown_leaf(panels: &[DendrogramPanel]) -> bool {
+    panels.iter().any(|p| {
+        TreeLayout::new(&p.tree)
+            .order
+            .iter()
+            .any(|&i| p.leaf_category.get(i).copied().flatten().is_none())
+    })
+}
+
+/// Draws `panels` side by side in `rect`, each with a title band of
+/// `title_font = (size, band height)` on top (so titles of neighbouring
+/// panels line up), a y axis described by `height_label` and leaf labels
+/// at the bottom.
+fn draw_dendrogram_panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panels: &[DendrogramPanel],
+    rect: PxRect,
+    height_label: &str,
+    title_font: (f64, f64),
+) -> Result<()> {
+    let (x0, y0, x1, y1) = rect;
+    if panels.is_empty() || x1 <= x0 || y1 <= y0 {
+        return Ok(());
+    }
+    let (title_size, title_h) = title_font;
+    let panel_w = (x1 - x0) / panels.len() as f64;
+    let layouts: Vec<TreeLayout> = panels.iter().map(|p| TreeLayout::new(&p.tree)).collect();
+    let plot_top = y0 + title_h + 12.0;
+
+    // Leaf label band, shared by all panels so the leaf rows line up.
+    let max_band = 0.3 * (y1 - plot_top);
+    let max_r = 7.0;
+    let frames_for = |max_ticks: usize| -> Vec<PanelFrame> {
+        layouts
+            .iter()
+            .enumerate()
+            .map(|(k, l)| {
+                let px = x0 + panel_w * k as f64;
+                PanelFrame::new(l, (px, px + panel_w), max_ticks)
+            })
+            .collect()
+    };
+    let texts: Vec<LeafText> = frames_for(8)
+        .iter()
+        .zip(panels.iter().zip(&layouts))
+        .map(|(f, (p, l))| {
+            let labels: Vec<String> = l.order.iter().map(|&i| p.label_of(i)).collect();
+            leaf_text(&labels, f.slot_w(), max_band)
+        })
+        .collect();
+    let band = texts.iter().map(|t| t.band).fold(0.0, f64::max);
+    let plot_bottom = (y1 - band - max_r - 6.0).max(plot_top + 1.0);
+    let plot_h = plot_bottom - plot_top;
+    let max_ticks = ((plot_h / (2.0 * TICK_SIZE)).floor() as usize).clamp(2, 8);
+    let frames = frames_for(max_ticks);
+
+    let edge = RGBColor(50, 50, 50).stroke_width(2);
+    let grid = RGBColor(232, 232, 232).stroke_width(1);
+    let axis_color = RGBColor(80, 80, 80);
+    for (k, ((panel, layout), (frame, text))) in panels
+        .iter()
+        .zip(&layouts)
+        .zip(frames.iter().zip(&texts))
+        .enumerate()
+    {
+        let (pa, pb) = (x0 + panel_w * k as f64, x0 + panel_w * (k + 1) as f64);
+        draw_panel_title(area, &panel.title, (pa, pb), (y0, title_h), title_size)?;
+        let (px0, px1) = frame.px;
+        let top_h = frame.y_axis.hi;
+        let y_of = |h: f64| plot_bottom - h / top_h * plot_h;
+
+        // Y axis: grid lines, ticks, labels and description.
+        for &t in &frame.y_axis.major {
+            let y = y_of(t);
+            if t > 0.0 {
+                line(area, (px0, y), (px1, y), grid)?;
+            }
+            line(area, (px0 - 5.0, y), (px0, y), axis_color.stroke_width(1))?;
+            Label::new(&frame.y_axis.tick_text(t).0, TICK_SIZE)
+                .color(RGBColor(40, 40, 40))
+                .anchor(HPos::Right, VPos::Center)
+                .draw(area, pt(px0 - 9.0, y))?;
+        }
+        line(
+            area,
+            (px0, plot_top),
+            (px0, plot_bottom),
+            axis_color.stroke_width(1),
+        )?;
+        if !height_label.is_empty() {
+            let size = fit_font_size(&[height_label], LABEL_SIZE - 2.0, 12.0, plot_h);
+            Label::new(height_label, size)
+                .vertical()
+                .anchor(HPos::Center, VPos::Top)
+                .draw(area, pt(pa + 6.0, (plot_top + plot_bottom) / 2.0))?;
+        }
+
+        // Elbow connectors, then the leaves on top.
+        let xy = |v: usize| {
+            layout
+                .pos
+                .get(v)
+                .copied()
+                .flatten()
+                .map(|(s, h)| (frame.leaf_x(s), y_of(h)))
+        };
+        for &(v, l, r) in &layout.joins {
+            if let (Some(p), Some(a), Some(b)) = (xy(v), xy(l), xy(r)) {
+                let path = vec![pt(a.0, a.1), pt(a.0, p.1), pt(b.0, p.1), pt(b.0, b.1)];
+                area.draw(&PathElement::new(path, edge)).map_err(plot_err)?;
+            }
+        }
+        let r = (0.3 * frame.slot_w()).clamp(2.5, max_r);
+        let label_top = plot_bottom + max_r + 6.0;
+        for (slot, &leaf) in layout.order.iter().enumerate() {
+            let x = frame.leaf_x(slot as f64);
+            area.draw(&Circle::new(
+                pt(x, plot_bottom),
+                r.round() as u32,
+                panel.color_of(leaf).filled(),
+            ))
+            .map_err(plot_err)?;
+            let label = panel.label_of(leaf);
+            let l = Label::new(&label, text.size);
+            if text.vertical {
+                l.vertical()
+                    .anchor(HPos::Right, VPos::Center)
+                    .draw(area, pt(x, label_top))?;
+            } else {
+                l.anchor(HPos::Center, VPos::Top)
+                    .draw(area, pt(x, label_top))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Legend of leaf categories: one filled circle per name, plus "unknown" in grey.
+fn category_legend(names: &[String], unknown: bool) -> FlowLegend {
+    let mut entries: Vec<(Swatch, String)> = names
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            (
+                Swatch::Marker {
+                    marker: Marker::Circle,
+                    color: leaf_category_color(c).to_rgba(),
+                    r: 7.0,
+                },
+                name.clone(),
+            )
+        })
+        .collect();
+    if unknown && !entries.is_empty() {
+        entries.push((
+            Swatch::Marker {
+                marker: Marker::Circle,
+                color: UNKNOWN_GREY.to_rgba(),
+                r: 7.0,
+            },
+            "unknown".to_owned(),
+        ));
+    }
+    FlowLegend { entries }
+}
+
+/// Clears `area`, draws `title` and a legend of `category_names` (plus "unknown" if
+/// `unknown`) under it, and returns the y coordinate below them.
+fn draw_title_and_category_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    category_names: &[String],
+    unknown: bool,
+    margin: f64,
+) -> Result<f64> {
+    ensure_fonts();
+    area.fill(&WHITE).map_err(plot_err)?;
+    let w = f64::from(area.dim_in_pixel().0);
+    let mut top = f64::from(title_band(title));
+    if !title.is_empty() {
+        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, w - 40.0);
+        Label::new(title, size).draw(area, pt(w / 2.0, top / 2.0))?;
+    }
+    let legend = category_legend(category_names, unknown);
+    if !legend.entries.is_empty() {
+        legend.draw(area, w / 2.0, top, w - 2.0 * margin)?;
+        top += legend.height(w - 2.0 * margin) + 10.0;
+    }
+    Ok(top)
+}
+
+impl Chart for DendrogramChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        let (w, h) = area.dim_in_pixel();
+        let (w, h) = (f64::from(w), f64::from(h));
+        let margin = 16.0;
+        let top = draw_title_and_category_legend(
+            area,
+            &self.title,
+            &self.category_names,
+            any_unknown_leaf(&self.panels),
+            margin,
+        )?;
+        let n = self.panels.len().max(1) as f64;
+        let titles: Vec<&str> = self.panels.iter().map(|p| p.title.as_str()).collect();
+        let title_font = panel_title_font(&titles, (w - 2.0 * margin) / n - 8.0);
+        draw_dendrogram_panels(
+            area,
+            &self.panels,
+            (margin, top, w - margin, h - margin),
+            &self.height_label,
+            title_font,
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Graph and trees
+// ---------------------------------------------------------------------------
+
+/// A weighted graph next to trees over its nodes with their costs (Figure 4
+/// of the Cluster Trellis paper). Left: the nodes on a circle, labelled, an
+/// edge for each pair `i < j` with `weights[i][j] != 0`, its width growing
+/// with `|weight|` (1 to 8 px, relative to the largest), dark grey for
+/// positive and dashed red for negative weights, and the weight written at
+/// the edge if there are at most 30 edges. Right: the trees drawn as in
+/// [`DendrogramChart`] (y axis "cluster size"; category legend from `category_names`).
+#[derive(Debug, Clone, Default)]
+pub struct GraphAndTreesChart {
+    /// Title drawn above the figure.
+    pub title: String,
+    /// Symmetric weight matrix; only the upper triangle (`i < j`) is read and
+    /// non-finite or zero weights draw no edge.
+    pub weights: Vec<Vec<f64>>,
+    /// Name of each node (missing entries show the index).
+    pub node_labels: Vec<String>,
+    /// The trees, drawn left to right to the right of the graph.
+    pub trees: Vec<DendrogramPanel>,
+    /// Title above the graph panel.
+    pub graph_title: String,
+    /// Names of the leaf categories of the tree panels, for a legend under the title (empty:
+    /// no legend). Graph nodes take the colours of the first tree panel's leaf categories.
+    pub category_names: Vec<String>,
+    /// Order of the nodes around the circle (a permutation of `0..n`; anything else, e.g.
+    /// empty, gives index order).
+    pub node_order: Vec<usize>,
+}
+
+impl GraphAndTreesChart {
+    /// Most edges whose weights are written on the graph.
+    const MAX_LABELLED_EDGES: usize = 30;
+
+    fn n_nodes(&self) -> usize {
+        self.weights.len().max(self.node_labels.len())
+    }
+
+    fn node_label(&self, i: usize) -> String {
+        self.node_labels
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| i.to_string())
+    }
+
+    /// Edges `(i, j, w)` with `i < j` and a finite non-zero weight.
+    fn edges(&self) -> Vec<(usize, usize, f64)> {
+        let mut edges = Vec::new();
+        for (i, row) in self.weights.iter().enumerate() {
+            for (j, &w) in row.iter().enumerate().skip(i + 1) {
+                if w.is_finite() && w != 0.0 {
+                    edges.push((i, j, w));
+                }
+            }
+        }
+        edges
+    }
+
+    /// Draws the graph panel in `rect` below a title band of `title_font`.
+    fn draw_graph<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        rect: PxRect,
+        (title_size, title_h): (f64, f64),
+    ) -> Result<()> {
+        let (x0, y0, x1, y1) = rect;
+        draw_panel_title(area, &self.graph_title, (x0, x1), (y0, title_h), title_size)?;
+        let n = self.n_nodes();
+        let edges = self.edges();
+        let negative = edges.iter().any(|e| e.2 < 0.0);
+
+        // Caption at the bottom.
+        let caption = if negative {
+            "edge width grows with |weight|; red dashed: negative"
+        } else {
+            "edge width grows with weight"
+        };
+        let cap_size = fit_font_size(&[caption], CAPTION_SIZE - 4.0, 14.0, x1 - x0 - 8.0);
+        let cap_h = if edges.is_empty() {
+            0.0
+        } else {
+            Label::new(caption, cap_size).cap_height() * 2.4
+        };
+        if cap_h > 0.0 {
+            Label::new(caption, cap_size)
+                .color(RGBColor(60, 60, 60))
+                .draw(area, pt((x0 + x1) / 2.0, y1 - cap_h / 2.0))?;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+
+        // Circle layout, leaving room for the node labels outside it.
+        let label_size = TICK_SIZE;
+        let labels: Vec<String> = (0..n).map(|i| self.node_label(i)).collect();
+        let label_w = labels
+            .iter()
+            .map(|l| Label::new(l, label_size).width())
+            .fold(0.0, f64::max);
+        let label_h = Label::new("M", label_size).cap_height();
+        let (top, bottom) = (y0 + title_h + 8.0, y1 - cap_h - 4.0);
+        let (cx, cy) = ((x0 + x1) / 2.0, (top + bottom) / 2.0);
+        let node_r = 9.0;
+        let radius = ((x1 - x0) / 2.0 - label_w - node_r - 16.0)
+            .min((bottom - top) / 2.0 - label_h - node_r - 12.0)
+            .max(10.0);
+        // Slot of each node around the circle.
+        let slot: Vec<usize> = {
+            let mut seen = vec![false; n];
+            let valid = self.node_order.len() == n
+                && self
+                    .node_order
+                    .iter()
+                    .all(|&v| v < n && !std::mem::replace(&mut seen[v], true));
+            let mut slot: Vec<usize> = (0..n).collect();
+            if valid {
+                for (k, &v) in self.node_order.iter().enumerate() {
+                    slot[v] = k;
+                }
+            }
+            slot
+        };
+        let angle = |i: usize| {
+            -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * slot[i] as f64 / n as f64
+        };
+        let pos: Vec<(f64, f64)> = (0..n)
+            .map(|i| {
+                if n == 1 {
+                    (cx, cy)
+                } else {
+                    (cx + radius * angle(i).cos(), cy + radius * angle(i).sin())
+                }
+            })
+            .collect();
+
+        // Edges, weakest first so strong ones stay on top.
+        let max_abs = edges.iter().fold(0.0f64, |a, e| a.max(e.2.abs()));
+        let mut order = edges.clone();
+        order.sort_by(|a, b| a.2.abs().total_cmp(&b.2.abs()));
+        let red = RGBColor(215, 25, 28);
+        for &(i, j, w) in &order {
+            let width = (1.0 + 7.0 * w.abs() / max_abs).round() as u32;
+            let (color, dashed) = if w > 0.0 {
+                (RGBColor(70, 70, 70).mix(0.85), false)
+            } else {
+                (red.mix(0.9), true)
+            };
+            polyline(area, &[pos[i], pos[j]], color.stroke_width(width), dashed)?;
+        }
+
+        // Weight values near the edge midpoints, shifted along the edge
+        // where they would cover another value or a node.
+        if edges.len() <= Self::MAX_LABELLED_EDGES {
+            let size = TICK_SIZE - 4.0;
+            let cap = Label::new("0", size).cap_height();
+            let mut taken: Vec<PxRect> = pos
+                .iter()
+                .map(|&(x, y)| (x - node_r, y - node_r, x + node_r, y + node_r))
+                .collect();
+            let overlap = |a: PxRect, b: PxRect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+            for &(i, j, w) in &edges {
+                let text = format_number(w, 2);
+                let tw = Label::new(&text, size).width();
+                let (a, b) = (pos[i], pos[j]);
+                let rect_at = |t: f64| {
+                    let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+                    (
+                        x - tw / 2.0 - 3.0,
+                        y - cap / 2.0 - 4.0,
+                        x + tw / 2.0 + 3.0,
+                        y + cap / 2.0 + 4.0,
+                    )
+                };
+                let candidates = [0.5, 0.4, 0.6, 0.32, 0.68, 0.25, 0.75];
+                let t = candidates
+                    .iter()
+                    .copied()
+                    .find(|&t| taken.iter().all(|&r| !overlap(rect_at(t), r)))
+                    .unwrap_or(0.5);
+                let r = rect_at(t);
+                taken.push(r);
+                fill_rect(area, (r.0, r.1), (r.2, r.3), WHITE.mix(0.85).filled())?;
+                let color = if w < 0.0 { red } else { BLACK };
+                Label::new(&text, size)
+                    .color(color)
+                    .draw(area, pt((r.0 + r.2) / 2.0, (r.1 + r.3) / 2.0))?;
+            }
+        }
+
+        // Nodes and their labels outside the circle.
+        for (i, &(x, y)) in pos.iter().enumerate() {
+            let node_color = match self.trees.first() {
+                Some(p) if p.leaf_category.get(i).is_some_and(|c| c.is_some()) => p.color_of(i),
+                _ => RGBColor(31, 119, 180),
+            };
+            area.draw(&Circle::new(pt(x, y), node_r as u32 + 2, WHITE.filled()))
+                .map_err(plot_err)?;
+            area.draw(&Circle::new(pt(x, y), node_r as u32, node_color.filled()))
+                .map_err(plot_err)?;
+            let (dx, dy) = if n == 1 {
+                (0.0, -1.0)
+            } else {
+                (angle(i).cos(), angle(i).sin())
+            };
+            let h = if dx > 0.3 {
+                HPos::Left
+            } else if dx < -0.3 {
+                HPos::Right
+            } else {
+                HPos::Center
+            };
+            let v = if dy > 0.3 {
+                VPos::Top
+            } else if dy < -0.3 {
+                VPos::Bottom
+            } else {
+                VPos::Center
+            };
+            let d = node_r + 7.0;
+            Label::new(&labels[i], label_size)
+                .anchor(h, v)
+                .draw(area, pt(x + d * dx, y + d * dy))?;
+        }
+        Ok(())
+    }
+}
+
+impl Chart for GraphAndTreesChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        let (w, h) = area.dim_in_pixel();
+        let (w, h) = (f64::from(w), f64::from(h));
+        let margin = 16.0;
+        let top = draw_title_and_category_legend(
+            area,
+            &self.title,
+            &self.category_names,
+            any_unknown_leaf(&self.trees),
+            margin,
+        )?;
+        let (x0, x1, y1) = (margin, w - margin, h - margin);
+        // The graph gets a square-ish panel, the trees share the rest.
+        let graph_w = if self.trees.is_empty() {
+            x1 - x0
+        } else {
+            ((x1 - x0) * 0.42).min(y1 - top + 40.0).max(0.0)
+        };
+        let tree_w = (x1 - x0 - graph_w) / self.trees.len().max(1) as f64;
+        let titles: Vec<&str> = self.trees.iter().map(|p| p.title.as_str()).collect();
+        let tree_font = panel_title_font(&titles, tree_w - 8.0);
+        let graph_font = panel_title_font(&[&self.graph_title], graph_w - 8.0);
+        // One band height for all panels so the titles line up.
+        let band = tree_font.1.max(graph_font.1);
+        let size = tree_font.0.min(graph_font.0);
+        self.draw_graph(area, (x0, top, x0 + graph_w, y1), (size, band))?;
+        draw_dendrogram_panels(
+            area,
+            &self.trees,
+            (x0 + graph_w, top, x1, y1),
+            "cluster size",
+            (size, band),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Dot and range chart
+// ---------------------------------------------------------------------------
+
+/// One row of a [`DotRangeChart`].
+#[derive(Debug, Clone, Default)]
+pub struct DotRangeRow {
+    /// Row label, drawn left of the plot (may be long, e.g. "1/0 weights, Dasgupta").
+    pub label: String,
+    /// Interval drawn as a light grey bar (e.g. worst to best over all trees);
+    /// the ends may be in either order; non-finite ends draw no bar.
+    pub range: Option<(f64, f64)>,
+    /// Values as `(series index, value)`, each drawn as the series' marker;
+    /// non-finite values are skipped.
+    pub points: Vec<(usize, f64)>,
+}
+
+/// Horizontal rows of values against a common x axis, each row with an
+/// optional grey range bar behind markers of several series: e.g. the
+/// dendrogram purity of the MAP and greedy trees against the range of
+/// purities over all trees, per weight scheme. Series get colours from
+/// [`qualitative_color`] and distinct marker shapes, nudged apart vertically
+/// so equal values stay visible; the legend goes under the title.
+#[derive(Debug, Clone, Default)]
+pub struct DotRangeChart {
+    /// Title drawn above the plot.
+    pub title: String,
+    /// The rows, top to bottom.
+    pub rows: Vec<DotRangeRow>,
+    /// Legend name of each series, indexed by series.
+    pub series_names: Vec<String>,
+    /// X axis description.
+    pub x_label: String,
+    /// Legend name of the range bars, e.g. "all trees: worst to best"; empty for none.
+    pub range_label: String,
+    /// X axis range; `None` pads the range of all values and range ends by 5%.
+    pub x_range: Option<(f64, f64)>,
+}
+
+impl DotRangeChart {
+    /// Range bars as `(row, lo, hi)` with finite ends.
+    fn ranges(&self) -> impl Iterator<Item = (usize, f64, f64)> + '_ {
+        self.rows.iter().enumerate().filter_map(|(i, r)| {
+            let (a, b) = r.range?;
+            (a.is_finite() && b.is_finite()).then_some((i, a.min(b), a.max(b)))
+        })
+    }
+
+    /// Series used by any point (as many as the largest index, at least the names).
+    fn n_series(&self) -> usize {
+        self.rows
+            .iter()
+            .flat_map(|r| r.points.iter().map(|p| p.0 + 1))
+            .fold(self.series_names.len(), usize::max)
+    }
+
+    fn series_style(s: usize) -> (Marker, RGBColor) {
+        (MARKERS[s % MARKERS.len()], qualitative_color(s))
+    }
+
+    fn legend(&self) -> FlowLegend {
+        let mut entries = Vec::new();
+        if !self.range_label.is_empty() && self.ranges().next().is_some() {
+            entries.push((
+                Swatch::Bar {
+                    color: RGBColor(205, 205, 205),
+                },
+                self.range_label.clone(),
+            ));
+        }
+        for (s, name) in self.series_names.iter().enumerate() {
+            if !name.is_empty() {
+                let (marker, color) = Self::series_style(s);
+                entries.push((
+                    Swatch::Marker {
+                        marker,
+                        color: color.to_rgba(),
+                        r: 6.5,
+                    },
+                    name.clone(),
+                ));
+            }
+        }
+        FlowLegend { entries }
+    }
+
+    /// The x axis range: explicit if valid, else padded around the data.
+    fn x_range(&self) -> (f64, f64) {
+        if let Some((a, b)) = self.x_range {
+            if a.is_finite() && b.is_finite() && a != b {
+                return (a.min(b), a.max(b));
+            }
+        }
+        let values = self
+            .rows
+            .iter()
+            .flat_map(|r| r.points.iter().map(|p| p.1))
+            .chain(self.ranges().flat_map(|(_, a, b)| [a, b]));
+        padded_range(values, 0.05)
+    }
+}
+
+impl Chart for DotRangeChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        ensure_fonts();
+        area.fill(&WHITE).map_err(plot_err)?;
+        let (w, h) = area.dim_in_pixel();
+        let (w, h) = (f64::from(w), f64::from(h));
+        let margin = 16.0;
+        let mut top = f64::from(title_band(&self.title));
+        if !self.title.is_empty() {
+            let size = fit_font_size(&[&self.title], TITLE_SIZE, 12.0, w - 40.0);
+            Label::new(&self.title, size).draw(area, pt(w / 2.0, top / 2.0))?;
+        }
+
+        // Row labels: one line if they fit 40% of the width, else two.
+        let labels: Vec<&str> = self.rows.iter().map(|r| r.label.as_str()).collect();
+        let max_label_w = 0.4 * w;
+        let label_size = fit_font_size(&labels, TICK_SIZE, 16.0, max_label_w);
+        let lines: Vec<Vec<&str>> = labels
+            .iter()
+            .map(|&l| {
+                if Label::new(l, label_size).width() <= max_label_w {
+                    vec![l]
+                } else {
+                    wrap_two_lines(l, label_size).0
+                }
+            })
+            .collect();
+        let label_w = lines
+            .iter()
+            .flatten()
+            .map(|l| Label::new(l, label_size).width())
+            .fold(0.0, f64::max);
+
+        let (lo, hi) = self.x_range();
+        let px0 = margin + label_w + 18.0;
+        let px1 = w - margin - 24.0;
+        let mut max_ticks = 10;
+        let x_axis = loop {
+            let axis = TickAxis::linear(lo, hi, max_ticks, false);
+            if (axis.label_width() + 24.0) * axis.major.len() as f64 <= px1 - px0 || max_ticks <= 2
+            {
+                break axis;
+            }
+            max_ticks -= 1;
+        };
+
+        let legend = self.legend();
+        if !legend.entries.is_empty() {
+            let cx = (px0 + px1) / 2.0;
+            let max_w = (w - 2.0 * margin).min(2.0 * (cx - margin).min(w - margin - cx));
+            legend.draw(area, cx, top, max_w)?;
+            top += legend.height(max_w) + 8.0;
+        }
+        let desc_h = Label::new("M", LABEL_SIZE).cap_height() * 1.9;
+        let x_area = TICK_SIZE * 1.3
+            + 14.0
+            + if self.x_label.is_empty() {
+                0.0
+            } else {
+                desc_h + 6.0
+            };
+        let (py0, py1) = (top + 4.0, (h - margin - x_area).max(top + 5.0));
+        let n_rows = self.rows.len().max(1) as f64;
+        let row_h = (py1 - py0) / n_rows;
+        let x_of = |v: f64| px0 + (v - x_axis.lo) / (x_axis.hi - x_axis.lo) * (px1 - px0);
+        let inside = |v: f64| v >= x_axis.lo - 1e-12 && v <= x_axis.hi + 1e-12;
+
+        // Background: alternate row shading, then the vertical grid.
+        for i in (0..self.rows.len()).step_by(2) {
+            let ya = py0 + row_h * i as f64;
+            fill_rect(
+                area,
+                (px0, ya),
+                (px1, ya + row_h),
+                RGBColor(246, 246, 246).filled(),
+            )?;
+        }
+        for &t in &x_axis.minor {
+            let x = x_of(t);
+            line(
+                area,
+                (x, py0),
+                (x, py1),
+                RGBColor(238, 238, 238).stroke_width(1),
+            )?;
+        }
+        for &t in &x_axis.major {
+            let x = x_of(t);
+            line(
+                area,
+                (x, py0),
+                (x, py1),
+                RGBColor(208, 208, 208).stroke_width(1),
+            )?;
+            line(
+                area,
+                (x, py1),
+                (x, py1 + 5.0),
+                RGBColor(80, 80, 80).stroke_width(1),
+            )?;
+            match x_axis.tick_text(t) {
+                (base, Some(exp)) => draw_power_label(
+                    area,
+                    (&base, &exp),
+                    (x, py1 + 12.0),
+                    HPos::Center,
+                    VPos::Top,
+                )?,
+                (base, None) => Label::new(&base, TICK_SIZE)
+                    .color(RGBColor(40, 40, 40))
+                    .anchor(HPos::Center, VPos::Top)
+                    .draw(area, pt(x, py1 + 12.0))?,
+            }
+        }
+        fill_rect(
+            area,
+            (px0, py0),
+            (px1, py1),
+            RGBColor(80, 80, 80).stroke_width(1),
+        )?;
+
+        // Row labels, right-aligned against the plot.
+        let spacing = 0.9 * label_size;
+        for (i, row_lines) in lines.iter().enumerate() {
+            let cy = py0 + row_h * (i as f64 + 0.5);
+            let mid = (row_lines.len() as f64 - 1.0) / 2.0;
+            for (k, l) in row_lines.iter().enumerate() {
+                Label::new(l, label_size)
+                    .anchor(HPos::Right, VPos::Center)
+                    .draw(area, pt(px0 - 12.0, cy + (k as f64 - mid) * spacing))?;
+            }
+        }
+
+        // Range bars.
+        let bar_half = (0.2 * row_h).clamp(2.0, 9.0);
+        for (i, a, b) in self.ranges() {
+            let cy = py0 + row_h * (i as f64 + 0.5);
+            let (xa, xb) = (x_of(a).max(px0), x_of(b).min(px1));
+            if xb >= xa {
+                let (xa, xb) = if xb - xa < 3.0 {
+                    ((xa + xb) / 2.0 - 1.5, (xa + xb) / 2.0 + 1.5)
+                } else {
+                    (xa, xb)
+                };
+                fill_rect(
+                    area,
+                    (xa, cy - bar_half),
+                    (xb, cy + bar_half),
+                    RGBColor(205, 205, 205).filled(),
+                )?;
+            }
+        }
+
+        // Markers, nudged apart vertically by series.
+        let n_series = self.n_series().max(1);
+        let r = (0.18 * row_h).clamp(2.5, 7.0);
+        let nudge = if n_series > 1 {
+            (0.5 * row_h / n_series as f64).min(0.9 * r)
+        } else {
+            0.0
+        };
+        for (i, row) in self.rows.iter().enumerate() {
+            let cy = py0 + row_h * (i as f64 + 0.5);
+            for &(s, v) in &row.points {
+                if !v.is_finite() || !inside(v) {
+                    continue;
+                }
+                let (marker, color) = Self::series_style(s);
+                let y = cy + (s as f64 - (n_series as f64 - 1.0) / 2.0) * nudge;
+                if !matches!(marker, Marker::Cross | Marker::Plus) {
+                    draw_marker(area, marker, (x_of(v), y), r + 1.5, WHITE.to_rgba())?;
+                }
+                draw_marker(area, marker, (x_of(v), y), r, color.to_rgba())?;
+            }
+        }
+
+        if !self.x_label.is_empty() {
+            let size = fit_font_size(&[&self.x_label], LABEL_SIZE, 12.0, px1 - px0);
+            Label::new(&self.x_label, size)
+                .anchor(HPos::Center, VPos::Bottom)
+                .draw(area, pt((px0 + px1) / 2.0, h - margin - 0.25 * desc_h))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2394,6 +3511,13 @@ mod tests {
             );
         }
         svg
+    }
+
+    /// Fails naming the first of `texts` missing from `svg`.
+    fn assert_svg_has(svg: &str, texts: &[&str]) {
+        for text in texts {
+            assert!(svg.contains(text), "{text:?} missing from SVG");
+        }
     }
 
     fn sample_table() -> PairwiseDiffTable {
@@ -2542,15 +3666,16 @@ mod tests {
         let dir = temp_dir("posterior");
         let (png, svg) = save_chart_default(&dir.join("fig6"), &sample_posterior()).unwrap();
         let svg = check_outputs(&dir, &png, &svg);
-        for text in [
-            "exact posterior mass",
-            "trellis sampler, 100,000 draws",
-            "reference sampler, 20,000 draws",
-            "truth tree",
-            ">\ntruth\n<",
-        ] {
-            assert!(svg.contains(text), "{text:?} missing from SVG");
-        }
+        assert_svg_has(
+            &svg,
+            &[
+                "exact posterior mass",
+                "trellis sampler, 100,000 draws",
+                "reference sampler, 20,000 draws",
+                "truth tree",
+                ">\ntruth\n<",
+            ],
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -2729,5 +3854,280 @@ mod tests {
         assert_eq!(format_number(-1.5, 2), "\u{2212}1.50");
         let (lo, hi) = padded_range([1.0, 3.0], 0.05);
         assert!((lo - 0.9).abs() < 1e-12 && (hi - 3.1).abs() < 1e-12);
+    }
+
+    fn newick(text: &str) -> Tree {
+        Tree::from_newick(text).unwrap()
+    }
+
+    /// Two 12-leaf trees over 5 categories (leaves 4 and 9 unknown).
+    fn sample_dendrograms() -> DendrogramChart {
+        let labels: Vec<String> = (0..12).map(|i| format!("S{}", 101 + 7 * i)).collect();
+        let category: Vec<Option<usize>> = [0, 1, 2, 3, 9, 0, 1, 2, 3, 4, 4, 1]
+            .iter()
+            .map(|&c| (c < 5).then_some(c))
+            .collect();
+        let panel = |title: &str, tree: &str| DendrogramPanel {
+            title: title.into(),
+            tree: newick(tree),
+            leaf_labels: labels.clone(),
+            leaf_category: category.clone(),
+        };
+        DendrogramChart {
+            title: "MAP and greedy hierarchies of 12 samples".into(),
+            panels: vec![
+                panel(
+                    "MAP: energy \u{2212}31.42, purity 0.71",
+                    "((((0,5),10),((1,6),11)),(((2,7),(3,8)),(4,9)));",
+                ),
+                panel(
+                    "greedy: energy \u{2212}35.07, purity 0.58",
+                    "(((((0,1),5),(6,10)),11),(((2,3),(7,8)),(9,4)));",
+                ),
+            ],
+            category_names: ["Basal", "Her2", "LumA", "LumB", "Normal"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            height_label: "cluster size".into(),
+        }
+    }
+
+    /// An 8-node graph with 15 weighted edges (some negative) and two trees.
+    fn sample_graph() -> GraphAndTreesChart {
+        let n = 8;
+        let mut weights = vec![vec![0.0; n]; n];
+        let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
+        for (i, j) in pairs.filter(|(i, j)| (i * 3 + j * 5) % 7 < 4).take(15) {
+            let w = ((i + 2 * j) % 9) as f64 / 4.0 - 0.6;
+            weights[i][j] = w;
+            weights[j][i] = w;
+        }
+        let labels: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+        let panel = |title: &str, tree: &str| DendrogramPanel {
+            title: title.into(),
+            tree: newick(tree),
+            leaf_labels: labels.clone(),
+            leaf_category: vec![None; n],
+        };
+        GraphAndTreesChart {
+            title: "A weighted graph and two hierarchies".into(),
+            weights,
+            node_labels: labels.clone(),
+            trees: vec![
+                panel("tree A: cost 41.25", "(((0,1),(2,3)),((4,5),(6,7)));"),
+                panel("tree B: cost 57.50", "((((0,4),1),(5,2)),((3,6),7));"),
+            ],
+            graph_title: "graph (8 nodes, 15 edges)".into(),
+            category_names: vec![],
+            node_order: vec![],
+        }
+    }
+
+    /// Purity of three methods against the range over all trees, per scheme.
+    fn sample_dot_range() -> DotRangeChart {
+        let schemes = [
+            "1/0 weights, Dasgupta",
+            "1/0 weights, correlation",
+            "Gaussian kernel, Dasgupta",
+            "Gaussian kernel, correlation",
+            "cosine similarity, Dasgupta",
+            "cosine similarity, correlation",
+            "signed weights, correlation clustering cost",
+            "k-NN graph (k = 3), Dasgupta",
+        ];
+        let rows = schemes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let x = i as f64;
+                let (lo, hi) = (0.25 + 0.03 * x, 0.8 + 0.02 * (x * 1.3).sin());
+                DotRangeRow {
+                    label: s.to_string(),
+                    range: Some((lo, hi)),
+                    points: vec![
+                        (0, hi - 0.02 * (i % 3) as f64),
+                        (1, lo + (hi - lo) * (0.6 + 0.3 * (x * 0.7).cos())),
+                        (
+                            2,
+                            if i == 5 {
+                                f64::NAN
+                            } else {
+                                hi - 0.02 * (i % 3) as f64
+                            },
+                        ),
+                    ],
+                }
+            })
+            .collect();
+        DotRangeChart {
+            title: "Dendrogram purity per weight scheme".into(),
+            rows,
+            series_names: vec!["MAP tree".into(), "greedy".into(), "beam search".into()],
+            x_label: "dendrogram purity".into(),
+            range_label: "all trees: worst to best".into(),
+            x_range: None,
+        }
+    }
+
+    #[test]
+    fn dendrogram_renders_png_and_svg() {
+        let dir = temp_dir("dendrogram");
+        let (png, svg) = save_chart(&dir.join("dendro"), 1400, 700, &sample_dendrograms()).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        for text in ["S178", "LumB", "unknown", "cluster size", "purity 0.58"] {
+            assert!(svg.contains(text), "{text:?} missing from SVG");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tree_layout_heights_and_order() {
+        let layout = TreeLayout::new(&newick("((0,2),(1,(3,4)));"));
+        let mut order = layout.order.clone();
+        order.sort_unstable();
+        assert_eq!(order, vec![0, 1, 2, 3, 4]);
+        assert_eq!(layout.joins.len(), 4);
+        let heights: Vec<f64> = layout.pos.iter().flatten().map(|p| p.1).collect();
+        assert_eq!(heights.iter().fold(0.0, |a: f64, &b| a.max(b)), 5.0);
+        assert_eq!(heights.iter().filter(|&&h| h == 0.0).count(), 5);
+        // A cyclic arena is walked without looping.
+        let cyclic = Tree::from_arena(vec![Node::Internal(0, 1), Node::Leaf(0)], 0);
+        assert!(TreeLayout::new(&cyclic).joins.is_empty());
+    }
+
+    #[test]
+    fn graph_and_trees_renders_png_and_svg() {
+        let dir = temp_dir("graph");
+        let (png, svg) = save_chart(&dir.join("fig4"), 1500, 650, &sample_graph()).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_svg_has(
+            &svg,
+            &[
+                "edge width grows with",
+                "tree B: cost 57.50",
+                "v7",
+                "cluster size",
+            ],
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dot_range_renders_png_and_svg() {
+        let dir = temp_dir("dotrange");
+        let (png, svg) = save_chart_default(&dir.join("purity"), &sample_dot_range()).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_svg_has(
+            &svg,
+            &[
+                "all trees: worst to best",
+                "beam search",
+                "dendrogram purity",
+            ],
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn degenerate_trees_graphs_and_rows_do_not_fail() {
+        let dir = temp_dir("degenerate-trees");
+        let one_leaf = DendrogramPanel {
+            title: "one leaf".into(),
+            tree: Tree::leaf(0),
+            leaf_labels: Vec::new(),
+            leaf_category: vec![Some(99)],
+        };
+        let cyclic = DendrogramPanel {
+            title: String::new(),
+            tree: Tree::from_arena(vec![Node::Internal(0, 0)], 0),
+            leaf_labels: vec!["x".into()],
+            leaf_category: Vec::new(),
+        };
+        save_chart(&dir.join("d0"), 400, 300, &DendrogramChart::default()).unwrap();
+        let chart = DendrogramChart {
+            panels: vec![one_leaf.clone(), cyclic.clone()],
+            category_names: vec!["a".into()],
+            ..Default::default()
+        };
+        save_chart(&dir.join("d1"), 300, 200, &chart).unwrap();
+        save_chart(&dir.join("d2"), 20, 20, &chart).unwrap();
+        save_chart(&dir.join("g0"), 400, 300, &GraphAndTreesChart::default()).unwrap();
+        let graph = GraphAndTreesChart {
+            weights: vec![vec![0.0, f64::NAN], vec![f64::NAN], vec![]],
+            trees: vec![one_leaf, cyclic],
+            ..Default::default()
+        };
+        save_chart(&dir.join("g1"), 400, 300, &graph).unwrap();
+        let single = GraphAndTreesChart {
+            weights: vec![vec![0.0]],
+            ..Default::default()
+        };
+        save_chart(&dir.join("g2"), 200, 150, &single).unwrap();
+        save_chart(&dir.join("r0"), 400, 300, &DotRangeChart::default()).unwrap();
+        let rows = DotRangeChart {
+            rows: vec![
+                DotRangeRow {
+                    label: "nan".into(),
+                    range: Some((f64::NAN, 1.0)),
+                    points: vec![(7, f64::NAN), (0, f64::INFINITY)],
+                },
+                DotRangeRow {
+                    label: "reversed".into(),
+                    range: Some((3.0, -1.0)),
+                    points: vec![(1, 2.0), (0, 50.0)],
+                },
+            ],
+            x_range: Some((1.0, 1.0)),
+            ..Default::default()
+        };
+        save_chart(&dir.join("r1"), 300, 200, &rows).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Renders the sample figures to `/tmp/charts/` for inspection:
+    /// `cargo test --lib experiment::plot -- --ignored`.
+    #[test]
+    #[ignore]
+    fn render_sample_figures() {
+        let dir = Path::new("/tmp/charts");
+        save_chart(&dir.join("dendrograms"), 1400, 700, &sample_dendrograms()).unwrap();
+        save_chart(&dir.join("graph_and_trees"), 1500, 650, &sample_graph()).unwrap();
+        save_chart_default(&dir.join("dot_range"), &sample_dot_range()).unwrap();
+        // Many leaves with long labels (vertical), three panels, no legend.
+        fn balanced(leaves: &[usize]) -> Tree {
+            match leaves {
+                [i] => Tree::leaf(*i),
+                _ => {
+                    let (a, b) = leaves.split_at(leaves.len() / 3 + 1);
+                    Tree::join(balanced(a), balanced(b))
+                }
+            }
+        }
+        let n = 40;
+        let perm: Vec<usize> = (0..n).map(|i| (i * 17) % n).collect();
+        let panel = |title: &str, leaves: &[usize]| DendrogramPanel {
+            title: title.into(),
+            tree: balanced(leaves),
+            leaf_labels: (0..n)
+                .map(|i| format!("TCGA-A{i:02}-{}", 3000 + 37 * i))
+                .collect(),
+            leaf_category: (0..n).map(|i| Some(i % 3)).collect(),
+        };
+        let ids: Vec<usize> = (0..n).collect();
+        let big = DendrogramChart {
+            title: "Forty leaves".into(),
+            panels: vec![
+                panel(
+                    "beam search (width 10): energy \u{2212}120.5, purity 0.44",
+                    &ids,
+                ),
+                panel("greedy: energy \u{2212}131.0, purity 0.40", &perm),
+                panel("average linkage", &ids),
+            ],
+            category_names: Vec::new(),
+            height_label: "cluster size".into(),
+        };
+        save_chart(&dir.join("dendrograms_40"), 1400, 700, &big).unwrap();
     }
 }

@@ -45,7 +45,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub fn run(cfg: &Config, staging: &Staging, manifest: &mut Manifest) -> Result<()> {
     let sc = cfg.scaling.as_ref().expect("checked by Config");
     let params = cfg.generator_params();
-    let max_tries = cfg.data.max_tries.unwrap_or(1_000_000);
+    let max_tries = cfg.data().max_tries.unwrap_or(1_000_000);
     let sizes: Vec<usize> = (sc.n_min..=sc.n_max).step_by(sc.step).collect();
     let mut rows: Vec<Row> = Vec::new();
     let pb = super::progress_bar(sizes.len() as u64, "sizes");

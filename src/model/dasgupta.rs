@@ -20,7 +20,8 @@ pub struct DasguptaModel {
 }
 
 impl DasguptaModel {
-    /// The model for non-negative similarity `weights` at inverse temperature `beta`.
+    /// The model for similarity `weights` at inverse temperature `beta` (Dasgupta's weights are
+    /// non-negative; negative ones are allowed, e.g. for the negated weights of Section 4.4).
     pub fn new(weights: WeightMatrix, beta: f64) -> DasguptaModel {
         assert!(beta > 0.0 && beta.is_finite(), "beta must be positive");
         DasguptaModel { weights, beta }
