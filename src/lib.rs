@@ -42,6 +42,7 @@
 pub mod data;
 pub mod exact;
 pub mod experiment;
+pub mod flat;
 pub mod metrics;
 pub mod model;
 pub mod numeric;

@@ -505,3 +505,43 @@ fn pam50_and_cost_function_runs_write_their_outputs() {
         "{claims}"
     );
 }
+
+#[test]
+fn flat_pam50_run_writes_marginals_and_charts() {
+    let dir = scratch("flat");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50");
+    let cfg = dir.join("f.toml");
+    let text = format!(
+        "[experiment]\nkind = \"flat_pam50\"\nname = \"f\"\nseed = 2\noutput_dir = \"{}\"\n[flat]\npath = \"{}\"\nper_class = 1\nunlabelled = 2\nperturb_draws = 40\nbeta = 5.0\n",
+        dir.join("results").display(),
+        data.display()
+    );
+    write(&cfg, &text);
+    run_ok(&cfg);
+    let res = dir.join("results/f");
+    for f in [
+        "fig2_affinity_vs_marginal.png",
+        "fig3_perturb_vs_exact.svg",
+        "fig4_affinities.png",
+        "fig5_marginals.png",
+        "map_clustering.txt",
+    ] {
+        assert!(res.join(f).exists(), "{f}");
+    }
+    let df = trellis_lab::experiment::table::read_parquet(&res.join("flat_pairs.parquet")).unwrap();
+    assert_eq!(df.height(), 21, "7 samples, 21 pairs");
+    let exact = trellis_lab::experiment::table::f64_column(&df, "exact_marginal").unwrap();
+    let log = trellis_lab::experiment::table::f64_column(&df, "exact_log_marginal").unwrap();
+    for (p, l) in exact.iter().zip(&log) {
+        let (p, l) = (p.unwrap(), l.unwrap());
+        assert!((0.0..=1.0).contains(&p) && (p.ln() - l).abs() < 1e-9);
+    }
+    // A bad bandwidth is a one-line error naming the key.
+    let bad = dir.join("bad.toml");
+    write(
+        &bad,
+        &text.replace("beta = 5.0", "beta = 5.0\nbandwidth = \"wide\""),
+    );
+    let err = one_line_error(&run(&bad));
+    assert!(err.contains("flat.bandwidth"), "{err}");
+}

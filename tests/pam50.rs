@@ -93,3 +93,39 @@ fn pearson_by_hand_and_bad_files() {
         .contains("cannot read"));
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+#[test]
+fn distance_affinities_by_hand() {
+    use trellis_lab::data::pam50::Bandwidth;
+    let data = Pam50::load(&dir()).unwrap();
+    let idx = data.stratified_subsample(2, 1, 11);
+    assert_eq!(idx.len(), 11);
+    let plain =
+        |i: usize| -> Vec<f64> { data.values[i].iter().map(|v| v.unwrap_or(0.0)).collect() };
+    let d01 = plain(idx[0])
+        .iter()
+        .zip(plain(idx[1]))
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    let raw = data
+        .distance_affinities(&idx, Bandwidth::Fixed(1.0), false)
+        .unwrap();
+    assert!((raw.get(0, 1) - (-d01).exp()).abs() < 1e-15);
+    assert_eq!(raw.get(3, 3), 0.0);
+    let centred = data
+        .distance_affinities(&idx, Bandwidth::Median, true)
+        .unwrap();
+    let mut sum = 0.0;
+    let (mut pos, mut neg) = (0, 0);
+    for i in 0..11 {
+        for j in i + 1..11 {
+            let v = centred.get(i, j);
+            sum += v;
+            pos += (v > 0.0) as usize;
+            neg += (v < 0.0) as usize;
+        }
+    }
+    assert!(sum.abs() < 1e-12, "centred affinities sum to zero: {sum}");
+    assert!(pos > 0 && neg > 0, "both signs occur");
+}

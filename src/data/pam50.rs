@@ -200,6 +200,14 @@ impl Pam50 {
         out
     }
 
+    /// The expression profiles of the chosen samples, missing values filled with zeros (as the
+    /// paper did).
+    pub fn filled_rows(&self, idx: &[usize]) -> Vec<Vec<f64>> {
+        idx.iter()
+            .map(|&i| self.values[i].iter().map(|v| v.unwrap_or(0.0)).collect())
+            .collect()
+    }
+
     /// Pearson correlations between the chosen samples over the genes, missing values filled
     /// with zeros (as the paper did). With `centre`, the mean off-diagonal correlation is
     /// subtracted so that both signs occur (the paper's "transformed" weights).
@@ -208,10 +216,7 @@ impl Pam50 {
         idx: &[usize],
         centre: bool,
     ) -> Result<WeightMatrix, Pam50Error> {
-        let rows: Vec<Vec<f64>> = idx
-            .iter()
-            .map(|&i| self.values[i].iter().map(|v| v.unwrap_or(0.0)).collect())
-            .collect();
+        let rows = self.filled_rows(idx);
         let k = rows.len();
         let mut w = vec![vec![0.0; k]; k];
         for a in 0..k {
@@ -232,6 +237,68 @@ impl Pam50 {
             }
         }
         Ok(WeightMatrix::new(w)?)
+    }
+}
+
+/// The length scale `h` of the affinities `exp(-d / h)` of [`Pam50::distance_affinities`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bandwidth {
+    /// A fixed `h` (the flat-trellis paper's preprocessing is `h = 1`).
+    Fixed(f64),
+    /// The median pairwise distance of the chosen samples.
+    Median,
+}
+
+impl Pam50 {
+    /// Affinities `exp(-d_ij / h)` from the Euclidean distances `d_ij` between the chosen samples
+    /// over the genes (missing values filled with zeros), with the mean over all pairs subtracted
+    /// when `centre` is set so that both signs occur (the flat cluster trellis paper's
+    /// preprocessing, with `h = 1`). Diagonal 0.
+    pub fn distance_affinities(
+        &self,
+        idx: &[usize],
+        bandwidth: Bandwidth,
+        centre: bool,
+    ) -> Result<WeightMatrix, Pam50Error> {
+        let rows = self.filled_rows(idx);
+        let k = rows.len();
+        let dist = |a: usize, b: usize| {
+            rows[a]
+                .iter()
+                .zip(&rows[b])
+                .map(|(x, y)| (x - y) * (x - y))
+                .sum::<f64>()
+                .sqrt()
+        };
+        let mut pairs: Vec<f64> = Vec::new();
+        for a in 0..k {
+            for b in a + 1..k {
+                pairs.push(dist(a, b));
+            }
+        }
+        let h = match bandwidth {
+            Bandwidth::Fixed(h) => h,
+            Bandwidth::Median => {
+                let mut d = pairs.clone();
+                d.sort_by(f64::total_cmp);
+                match d.len() {
+                    0 => 1.0,
+                    n if n % 2 == 1 => d[n / 2],
+                    n => 0.5 * (d[n / 2 - 1] + d[n / 2]),
+                }
+            }
+        };
+        let values: Vec<f64> = pairs.iter().map(|d| (-d / h).exp()).collect();
+        let mean = if centre && !values.is_empty() {
+            values.iter().sum::<f64>() / values.len() as f64
+        } else {
+            0.0
+        };
+        // Pairs in the order they were computed (row by row, i < j), as `weights_from` asks.
+        let mut it = values.into_iter();
+        Ok(crate::data::graphs::weights_from(k, |_, _| {
+            it.next().expect("one value per pair") - mean
+        }))
     }
 }
 

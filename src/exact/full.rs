@@ -420,7 +420,7 @@ fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
 }
 
 /// [`sum_exp_weighted_lanes`] written with AVX2 intrinsics: lane `l` of each vector is running
-/// sum `l`, and [`exp4`] performs exactly the scalar [`crate::numeric::exp`]'s operations (the
+/// sum `l`, and [`crate::numeric::exp4`] performs exactly the scalar [`crate::numeric::exp`]'s operations (the
 /// compiler keeps the scalar version's per-lane code scalar, at a third of the speed).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -440,7 +440,7 @@ unsafe fn sum_exp_weighted_avx2(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
                 _mm256_loadu_pd(e.as_ptr().add(i)),
             )
         };
-        let w = exp4(_mm256_sub_pd(zs, m));
+        let w = crate::numeric::exp4(_mm256_sub_pd(zs, m));
         acc = _mm256_add_pd(acc, w);
         eacc = _mm256_add_pd(eacc, _mm256_mul_pd(w, es));
         i += 4;
@@ -461,38 +461,6 @@ unsafe fn sum_exp_weighted_avx2(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
         (a[0] + a[1]) + (a[2] + a[3]),
         (ea[0] + ea[1]) + (ea[2] + ea[3]),
     )
-}
-
-/// [`crate::numeric::exp`] on four lanes, operation for operation (hence bit-identical).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn exp4(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
-    use crate::numeric::exp_consts as c;
-    use std::arch::x86_64::*;
-    let set = _mm256_set1_pd;
-    // max(x, lo) returns lo for NaN x, as f64::max does.
-    let xc = _mm256_min_pd(_mm256_max_pd(x, set(c::LO)), set(c::HI));
-    let kf = _mm256_add_pd(_mm256_mul_pd(xc, set(c::LOG2E)), set(c::MAGIC));
-    let k = _mm256_sub_pd(kf, set(c::MAGIC));
-    let ki = _mm256_sub_epi64(
-        _mm256_castpd_si256(kf),
-        _mm256_set1_epi64x(c::MAGIC.to_bits() as i64),
-    );
-    let r = _mm256_sub_pd(
-        _mm256_sub_pd(xc, _mm256_mul_pd(k, set(c::LN2_HI))),
-        _mm256_mul_pd(k, set(c::LN2_LO)),
-    );
-    let mut p = set(c::TAYLOR[0]);
-    for &t in &c::TAYLOR[1..] {
-        p = _mm256_add_pd(_mm256_mul_pd(p, r), set(t));
-    }
-    let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_add_epi64(
-        ki,
-        _mm256_set1_epi64x(1023),
-    )));
-    let y = _mm256_mul_pd(p, scale);
-    // Keep y where !(x < LO) (true for NaN, as in the scalar version), else 0.
-    _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_NLT_UQ>(x, set(c::LO)))
 }
 
 #[inline(always)]

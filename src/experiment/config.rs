@@ -58,6 +58,78 @@ pub struct Config {
     /// Cost-function study settings (`kind = "cost_functions"`, Section 4.4).
     #[serde(default)]
     pub cost_functions: Option<CostFunctionsSection>,
+    /// Flat-clustering settings (`kind = "flat_pam50"`, the flat cluster trellis paper).
+    #[serde(default)]
+    pub flat: Option<FlatSection>,
+}
+
+/// `[flat]`: the flat cluster trellis paper's Figures 2-5 on a pam50 subsample: exact pairwise
+/// marginals of correlation clustering against the pairwise affinities and against
+/// Perturb-and-MAP.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlatSection {
+    /// Folder with the pam50 files (relative paths are relative to the config file).
+    pub path: PathBuf,
+    /// Samples drawn from each known subtype.
+    #[serde(default = "two")]
+    pub per_class: usize,
+    /// Samples drawn without a subtype.
+    #[serde(default = "one_usize")]
+    pub unlabelled: usize,
+    /// Length scale `h` of the affinities `exp(-d / h)`: a positive number, or `"median"` for the
+    /// median pairwise distance (the paper's preprocessing is `h = 1`).
+    #[serde(default = "median_bandwidth")]
+    pub bandwidth: BandwidthSetting,
+    /// Subtract the mean pairwise affinity so that both signs occur (the paper does).
+    #[serde(default = "yes_flat")]
+    pub centre: bool,
+    /// Inverse temperature `β` on the affinities: `log E(C) = β Σ_{i<j in C} a_ij`.
+    #[serde(default = "one_f64")]
+    pub beta: f64,
+    /// Perturb-and-MAP draws (each an exact MAP on Gumbel-perturbed affinities).
+    #[serde(default = "default_draws")]
+    pub perturb_draws: usize,
+}
+
+/// A bandwidth in config: a number or `"median"`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum BandwidthSetting {
+    /// A fixed length scale.
+    Fixed(f64),
+    /// `"median"`.
+    Named(String),
+}
+
+fn one_usize() -> usize {
+    1
+}
+
+fn yes_flat() -> bool {
+    true
+}
+
+fn default_draws() -> usize {
+    1000
+}
+
+fn median_bandwidth() -> BandwidthSetting {
+    BandwidthSetting::Named("median".into())
+}
+
+impl BandwidthSetting {
+    /// The bandwidth, or an error naming the accepted values.
+    pub fn resolve(&self) -> Result<crate::data::pam50::Bandwidth, String> {
+        use crate::data::pam50::Bandwidth;
+        match self {
+            BandwidthSetting::Fixed(h) if h.is_finite() && *h > 0.0 => Ok(Bandwidth::Fixed(*h)),
+            BandwidthSetting::Named(s) if s == "median" => Ok(Bandwidth::Median),
+            other => Err(format!(
+                "flat.bandwidth = {other:?} must be a positive number or \"median\""
+            )),
+        }
+    }
 }
 
 /// `[dasgupta]`: Dasgupta's cost (the paper's Eq. 4 and Figure 4): average linkage and the local
@@ -191,6 +263,9 @@ pub enum ExperimentKind {
     Pam50,
     /// How Dasgupta's cost, HCC and dendrogram purity relate (Section 4.4).
     CostFunctions,
+    /// Exact flat clustering of pam50 samples: pairwise marginals, Perturb-and-MAP (the flat
+    /// cluster trellis paper, Figures 2-5).
+    FlatPam50,
 }
 
 impl ExperimentKind {
@@ -264,7 +339,7 @@ pub struct ExperimentSection {
     #[serde(default)]
     pub threads: usize,
     /// What to compute: `"jets"` (default), `"posterior_sampling"`, `"scaling"`, `"sparse"`,
-    /// `"dasgupta"`, `"pam50"` or `"cost_functions"`.
+    /// `"dasgupta"`, `"pam50"`, `"cost_functions"` or `"flat_pam50"`.
     #[serde(default)]
     pub kind: ExperimentKind,
 }
@@ -473,6 +548,11 @@ impl Config {
                 p.path = base.join(&p.path);
             }
         }
+        if let Some(p) = cfg.flat.as_mut() {
+            if p.path.is_relative() {
+                p.path = base.join(&p.path);
+            }
+        }
         if let Some(s) = cfg.sampling.as_mut() {
             if let Some(p) = &s.reference_samples {
                 if p.is_relative() {
@@ -643,6 +723,22 @@ impl Config {
             self.cost_functions.is_some(),
             kind == ExperimentKind::CostFunctions,
         )?;
+        section(
+            "flat",
+            self.flat.is_some(),
+            kind == ExperimentKind::FlatPam50,
+        )?;
+        if let Some(f) = &self.flat {
+            f.bandwidth.resolve()?;
+            if !(f.beta.is_finite() && f.beta >= 0.0) {
+                return Err(format!("flat.beta = {} must be a number >= 0", f.beta));
+            }
+            if f.per_class == 0 && f.unlabelled < 2 {
+                return Err(
+                    "flat needs at least two samples: raise per_class or unlabelled".into(),
+                );
+            }
+        }
         let limit = self.algorithms.max_exact_leaves;
         if let Some(d) = &self.dasgupta {
             if !(d.beta.is_finite() && d.beta > 0.0) {

@@ -386,6 +386,10 @@ pub fn run(cfg: &Config, staging: &Staging, manifest: &mut Manifest) -> Result<V
                 scores.len()
             ),
             legend_title: "N leaves".into(),
+            category_names: vec![],
+            diagonal: false,
+            x_range: None,
+            y_range: None,
         };
         save_chart(&staging.path("fig5_logz_vs_map"), 1000, 750, &chart)?;
     }

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod cost_functions;
 pub mod dasgupta;
+pub mod flat;
 pub mod jets;
 pub mod pam50;
 pub mod plot;
@@ -289,6 +290,7 @@ pub fn run_config(path: &Path, force: bool) -> Result<Outcome> {
             config::ExperimentKind::CostFunctions => {
                 cost_functions::run(&cfg, &staging, &mut manifest)?
             }
+            config::ExperimentKind::FlatPam50 => flat::run(&cfg, &staging, &mut manifest)?,
         }
         manifest.timing("total", t0.elapsed().as_secs_f64());
         let mut outputs = staging.files()?;

@@ -1,0 +1,61 @@
+//! Times the flat cluster trellis: build (log Z + MAP) and all pairwise marginals, for random
+//! signed affinities at N = 16 and N = 20 (or the sizes given as arguments).
+//!
+//! `cargo run --release --example flat_speed [N ...]`
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::time::Instant;
+use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
+use trellis_lab::model::WeightMatrix;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("sizes are integers"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![16, 20]
+    } else {
+        sizes
+    };
+    println!("threads: {}", rayon::current_num_threads());
+    for n in sizes {
+        let mut rng = StdRng::seed_from_u64(n as u64);
+        // Draw the upper triangle row by row, then mirror it.
+        let mut upper = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                upper.push((i, j, 2.0 * rng.random::<f64>() - 1.0));
+            }
+        }
+        let mut rows = vec![vec![0.0; n]; n];
+        for (i, j, v) in upper {
+            rows[i][j] = v;
+            rows[j][i] = v;
+        }
+        let model = PairwiseAffinity::new(WeightMatrix::new(rows).unwrap());
+        let t0 = Instant::now();
+        let trellis = FlatTrellis::build(&model).unwrap();
+        let build = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let p = trellis.pairwise_marginals();
+        let pairwise = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        let lp = trellis.pairwise_log_marginals();
+        let log_pairwise = t2.elapsed().as_secs_f64();
+        let map = trellis.map_clustering();
+        let terms = (3f64.powi(n as i32) - 1.0) / 2.0;
+        println!(
+            "N = {n}: build (log Z + MAP) {build:.3} s ({:.2e} terms/s), pairwise marginals {pairwise:.3} s, \
+             pairwise log-marginals {log_pairwise:.3} s, total {:.3} s; log Z = {:.6}, MAP = {:.6} with {} clusters, P(0~1) = {:.6} (log {:.6})",
+            terms / build,
+            build + pairwise,
+            trellis.log_partition(),
+            trellis.map_log_energy(),
+            map.len(),
+            p[0][1],
+            lp[0][1]
+        );
+    }
+}
