@@ -236,10 +236,12 @@ impl FullTrellis {
         }
     }
 
-    /// Number of trees whose log-likelihood is within `tol` of the MAP value (ties included),
-    /// by a second `O(3^N)` pass over the splits with `model` (which must be the model the
-    /// trellis was built from): a split of `S` counts when its best completion reaches
-    /// `MAP(S)` to within `tol`. Energies with many ties (e.g. Dasgupta's cost on unit
+    /// Number of trees that tie for the MAP value, by a second `O(3^N)` pass over the splits
+    /// with `model` (which must be the model the trellis was built from): a split of `S` counts
+    /// when its best completion reaches `MAP(S)` to within `tol`. `tol` only absorbs rounding:
+    /// the count is exact for true ties (energies equal up to rounding); since the tolerance
+    /// applies at every node, a tree up to `(N-1) tol` below the MAP can be counted, so with a
+    /// large `tol` it is an upper bound on the trees within `tol`. Energies with many ties (e.g. Dasgupta's cost on unit
     /// weights) have many MAP trees; [`FullTrellis::map_tree`] returns one of them. 0 if no tree
     /// has a finite log-likelihood.
     pub fn n_map_trees<M: SplitModel>(&self, model: &M, tol: f64) -> u128 {

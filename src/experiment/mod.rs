@@ -189,15 +189,25 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// The git revision of the working directory, or `"unknown"`.
+/// The git revision of the working directory (with `-dirty` when tracked files have uncommitted
+/// changes), or `"unknown"`.
 pub fn git_revision() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "HEAD"]) {
+        // Uncommitted changes to tracked files mean the commit alone does not reproduce the run.
+        Some(rev) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("{rev}-dirty"),
+            _ => rev,
+        },
+        None => "unknown".into(),
+    }
 }
 
 /// A stable hash (FNV-1a, hex) of the parsed config and the crate version: equal hashes mean a

@@ -150,7 +150,8 @@ impl GinkgoModel {
         let d = p.sqrt_t - hi.sqrt_t;
         let tp2 = d * d;
         if lo.t > 0.0 {
-            if tp2.is_nan() || tp2 <= 0.0 {
+            if tp2.is_nan() || tp2 <= 0.0 || tp2 == f64::INFINITY {
+                // ln would give +inf (the density is 0) or NaN: forbidden, as with libm.
                 FORBIDDEN
             } else if tp2 < f64::MIN_POSITIVE {
                 // Subnormal: outside the fast `ln`'s domain.
