@@ -4,17 +4,12 @@
 //!
 //! `cargo run --release --example flat_convolution [N ...]`
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use std::time::Instant;
-use trellis_lab::data::graphs::weights_from;
+use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::{log_partition_by_convolution, FlatTrellis, PairwiseAffinity};
 
 fn model(n: usize, scale: f64, seed: u64) -> PairwiseAffinity {
-    let mut rng = StdRng::seed_from_u64(seed);
-    PairwiseAffinity::new(weights_from(n, |_, _| {
-        scale * (2.0 * rng.random::<f64>() - 1.0)
-    }))
+    PairwiseAffinity::new(signed_uniform_weights(n, scale, seed))
 }
 
 fn main() {

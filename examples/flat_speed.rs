@@ -3,11 +3,9 @@
 //!
 //! `cargo run --release --example flat_speed [N ...]`
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use std::time::Instant;
+use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
-use trellis_lab::model::WeightMatrix;
 
 fn main() {
     let sizes: Vec<usize> = std::env::args()
@@ -21,20 +19,7 @@ fn main() {
     };
     println!("threads: {}", rayon::current_num_threads());
     for n in sizes {
-        let mut rng = StdRng::seed_from_u64(n as u64);
-        // Draw the upper triangle row by row, then mirror it.
-        let mut upper = Vec::new();
-        for i in 0..n {
-            for j in i + 1..n {
-                upper.push((i, j, 2.0 * rng.random::<f64>() - 1.0));
-            }
-        }
-        let mut rows = vec![vec![0.0; n]; n];
-        for (i, j, v) in upper {
-            rows[i][j] = v;
-            rows[j][i] = v;
-        }
-        let model = PairwiseAffinity::new(WeightMatrix::new(rows).unwrap());
+        let model = PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64));
         let t0 = Instant::now();
         let trellis = FlatTrellis::build(&model).unwrap();
         let build = t0.elapsed().as_secs_f64();

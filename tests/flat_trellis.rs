@@ -8,12 +8,12 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashSet;
+use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::enumerate::{bell, brute_force, brute_force_over, partitions_of, tree_cuts};
 use trellis_lab::flat::{
     closure_under_recursive_complement, clustering_log_energy, is_clustering_of, ClusterEnergy,
     FlatError, FlatTrellis, PairwiseAffinity, PerturbAndMap, SparseFlatTrellis, TreeFlatTrellis,
 };
-use trellis_lab::model::WeightMatrix;
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
@@ -21,19 +21,7 @@ const TOL: f64 = 1e-9;
 
 /// Affinities uniform in `[-scale, scale]` (both signs), upper triangle drawn row by row.
 fn random_affinities(n: usize, seed: u64, scale: f64, beta: f64) -> PairwiseAffinity {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut upper = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            upper.push((i, j, scale * (2.0 * rng.random::<f64>() - 1.0)));
-        }
-    }
-    let mut rows = vec![vec![0.0; n]; n];
-    for (i, j, v) in upper {
-        rows[i][j] = v;
-        rows[j][i] = v;
-    }
-    PairwiseAffinity::with_beta(WeightMatrix::new(rows).unwrap(), beta).unwrap()
+    PairwiseAffinity::with_beta(signed_uniform_weights(n, scale, seed), beta).unwrap()
 }
 
 /// Correlation clustering with some clusters forbidden (`log E = -inf`): about a quarter of

@@ -6,24 +6,13 @@
 //! Run: `cargo bench -p trellis-lab-benches --bench flat`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use std::hint::black_box;
+use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::enumerate::brute_force;
 use trellis_lab::flat::{FlatTrellis, PairwiseAffinity, PerturbAndMap};
-use trellis_lab::model::WeightMatrix;
 
 fn model(n: usize) -> PairwiseAffinity {
-    let mut rng = StdRng::seed_from_u64(n as u64);
-    let mut rows = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let v = 2.0 * rng.random::<f64>() - 1.0;
-            rows[i][j] = v;
-            rows[j][i] = v;
-        }
-    }
-    PairwiseAffinity::new(WeightMatrix::new(rows).expect("symmetric"))
+    PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64))
 }
 
 fn flat_trellis(c: &mut Criterion) {

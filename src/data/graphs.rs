@@ -41,6 +41,16 @@ pub fn weights_from(n: usize, mut f: impl FnMut(usize, usize) -> f64) -> WeightM
     WeightMatrix::new(w).expect("a mirrored matrix of finite weights is valid")
 }
 
+/// Independent weights `scale * (2u - 1)`, `u` uniform in `[0, 1)`, so uniform in
+/// `[-scale, scale)`: both signs, drawn row by row over the upper triangle with `seed`.
+pub fn signed_uniform_weights(n: usize, scale: f64, seed: u64) -> WeightMatrix {
+    let mut rng = StdRng::seed_from_u64(seed);
+    weights_from(n, |_, _| {
+        let u: f64 = rng.random();
+        scale * (2.0 * u - 1.0)
+    })
+}
+
 /// A random planted-partition graph: each pair inside a cluster is joined (weight 1) with
 /// probability `p_in`, each pair across clusters with probability `p_out`.
 pub fn planted_partition(
@@ -106,13 +116,7 @@ impl WeightScheme {
             WeightScheme::NegatedPlusMinusOne => {
                 weights_from(labels.len(), |i, j| if same(i, j) { -1.0 } else { 1.0 })
             }
-            WeightScheme::Random(seed) => {
-                let mut rng = StdRng::seed_from_u64(seed);
-                weights_from(labels.len(), |_, _| {
-                    let u: f64 = rng.random();
-                    2.0 * u - 1.0
-                })
-            }
+            WeightScheme::Random(seed) => signed_uniform_weights(labels.len(), 1.0, seed),
         }
     }
 }

@@ -160,14 +160,9 @@ mod tests {
     use crate::flat::enumerate::bell;
     use crate::flat::{FlatTrellis, PairwiseAffinity};
     use crate::subset::Subset;
-    use rand::rngs::StdRng;
-    use rand::{RngExt, SeedableRng};
 
     fn random_model(n: usize, scale: f64, seed: u64) -> PairwiseAffinity {
-        let mut rng = StdRng::seed_from_u64(seed);
-        PairwiseAffinity::new(crate::data::graphs::weights_from(n, |_, _| {
-            scale * (2.0 * rng.random::<f64>() - 1.0)
-        }))
+        PairwiseAffinity::new(crate::data::graphs::signed_uniform_weights(n, scale, seed))
     }
 
     #[test]
