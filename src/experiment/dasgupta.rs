@@ -8,7 +8,10 @@
 //! summary chart of cost ratios (`cost_ratios.png/.svg`).
 
 use super::config::Config;
-use super::plot::{save_chart, DendrogramPanel, DotRangeChart, DotRangeRow, GraphAndTreesChart};
+use super::plot::{
+    format_number_exact, save_chart, DendrogramPanel, DotRangeChart, DotRangeRow,
+    GraphAndTreesChart,
+};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::graphs::{adversarial, planted_partition};
@@ -212,11 +215,17 @@ pub fn run(cfg: &Config, staging: &Staging, manifest: &mut Manifest) -> Result<(
             node_labels: labels.clone(),
             trees: vec![
                 panel(
-                    format!("average linkage: cost {:.2}", s.linkage_cost),
+                    format!(
+                        "average linkage: cost {}",
+                        format_number_exact(s.linkage_cost, 2, 4)
+                    ),
                     &s.linkage,
                 ),
                 panel(
-                    format!("exact MAP (trellis): cost {:.2}", s.map_cost),
+                    format!(
+                        "exact MAP (trellis): cost {}",
+                        format_number_exact(s.map_cost, 2, 4)
+                    ),
                     &s.map,
                 ),
             ],

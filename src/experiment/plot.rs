@@ -293,6 +293,18 @@ pub fn format_number(v: f64, decimals: usize) -> String {
     typographic_minus(format!("{v:.decimals$}"))
 }
 
+/// Formats `v` with at least `min` and at most `max` decimals: the fewest that show it exactly
+/// (to 1e-9), so that 1.01 stays "1.01" while 1.001 is not rounded to "1.00".
+pub fn format_number_exact(v: f64, min: usize, max: usize) -> String {
+    let decimals = (min..=max)
+        .find(|&d| {
+            let scale = 10f64.powi(d as i32);
+            ((v * scale).round() / scale - v).abs() <= 1e-9 * v.abs().max(1.0)
+        })
+        .unwrap_or(max);
+    format_number(v, decimals)
+}
+
 /// Formats an axis tick value: at most 6 decimals, trailing zeros dropped,
 /// typographic minus (`-30.0` gives `−30`, `0.25` stays `0.25`).
 pub fn format_tick(v: f64) -> String {
@@ -3128,7 +3140,7 @@ impl GraphAndTreesChart {
                 .collect();
             let overlap = |a: PxRect, b: PxRect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
             for &(i, j, w) in &edges {
-                let text = format_number(w, 2);
+                let text = format_number_exact(w, 2, 4);
                 let tw = Label::new(&text, size).width();
                 let (a, b) = (pos[i], pos[j]);
                 let rect_at = |t: f64| {
@@ -4045,6 +4057,17 @@ mod tests {
     }
 
     /// Fails naming the first of `texts` missing from `svg`.
+    #[test]
+    fn exact_number_format_keeps_the_digits_that_matter() {
+        assert_eq!(format_number_exact(1.01, 2, 4), "1.01");
+        assert_eq!(format_number_exact(1.001, 2, 4), "1.001");
+        assert_eq!(format_number_exact(44.088, 2, 4), "44.088");
+        assert_eq!(format_number_exact(40.08, 2, 4), "40.08");
+        assert_eq!(format_number_exact(1.0, 2, 4), "1.00");
+        assert_eq!(format_number_exact(1.0 / 3.0, 2, 4), "0.3333");
+        assert_eq!(format_number_exact(-0.5, 2, 4), "−0.50");
+    }
+
     fn assert_svg_has(svg: &str, texts: &[&str]) {
         for text in texts {
             assert!(svg.contains(text), "{text:?} missing from SVG");
