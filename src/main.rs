@@ -1,13 +1,14 @@
-//! `trellis-lab` command line: run experiments from TOML configs, and small tools.
+//! `trellis-lab` command line: run experiments from TOML configs, redraw and check their
+//! results, and score your own jets.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use trellis_lab::data::ginkgo::JetDataset;
-use trellis_lab::experiment::config::AlgorithmsSection;
 use trellis_lab::experiment::jets::{check_exact_limits, score_jet};
-use trellis_lab::experiment::{run_config, table, Outcome};
+use trellis_lab::experiment::methods::{Method, MethodsSection};
+use trellis_lab::experiment::{check_results, plot_results, run_config, Outcome, Registry};
 use trellis_lab::search::Dedup;
 
 #[derive(Parser)]
@@ -27,10 +28,24 @@ enum Command {
     Run {
         /// The config file, e.g. configs/jets.toml.
         config: PathBuf,
-        /// Recompute even if the results folder holds a complete run of the same config.
+        /// Recompute even if the results folder holds a complete run of the same config,
+        /// program and inputs.
         #[arg(long)]
         force: bool,
     },
+    /// Redraw every figure of a finished run from its Parquet tables and manifest alone.
+    Plot {
+        /// A results folder written by `run`, e.g. results/jets.
+        results: PathBuf,
+    },
+    /// Check a finished run's numbers against the expected numbers of its kind; writes
+    /// checks.parquet and fails if any is out of tolerance.
+    Check {
+        /// A results folder written by `run`, e.g. results/jets.
+        results: PathBuf,
+    },
+    /// List the experiment kinds.
+    Kinds,
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
     Score {
         /// A jet file in the schema of shared/data/ginkgo_jets/ (`{"source", "jets": [...]}`).
@@ -41,11 +56,6 @@ enum Command {
         /// Largest N the exact trellis accepts; larger jets get null exact fields.
         #[arg(long, default_value_t = 22)]
         max_exact_leaves: usize,
-    },
-    /// Check a results folder's Table 1 against the paper values in its config.
-    Check {
-        /// A results folder written by `run`, e.g. results/jets.
-        results: PathBuf,
     },
 }
 
@@ -68,30 +78,70 @@ fn real_main(cli: Cli) -> Result<()> {
             }
             Outcome::UpToDate(dir) => {
                 eprintln!(
-                    "{} already holds a complete run of this config; nothing to do (use --force to recompute)",
+                    "{} already holds a complete run of this config, program and inputs; nothing to do (use --force to recompute)",
                     dir.display()
                 );
                 Ok(())
             }
         },
+        Command::Plot { results } => {
+            let files = plot_results(&results)?;
+            eprintln!("redrew {} files in {}", files.len(), results.display());
+            Ok(())
+        }
+        Command::Check { results } => check(results),
+        Command::Kinds => {
+            for k in Registry::builtin().kinds() {
+                println!("{:<20} {}", k.name(), k.about());
+            }
+            Ok(())
+        }
         Command::Score {
             file,
             beam_size,
             max_exact_leaves,
         } => score(file, beam_size, max_exact_leaves),
-        Command::Check { results } => check(results),
     }
 }
 
+fn check(dir: PathBuf) -> Result<()> {
+    let verdicts = check_results(&dir)?;
+    let failed = verdicts.iter().filter(|v| !v.passed).count();
+    for v in &verdicts {
+        println!("{}", v.line());
+    }
+    println!(
+        "check: {} passed, {} failed",
+        verdicts.len() - failed,
+        failed
+    );
+    if failed > 0 {
+        let first = verdicts.iter().find(|v| !v.passed).map(|v| v.line());
+        bail!(
+            "{failed} of {} numbers in {} are out of tolerance; first: {}",
+            verdicts.len(),
+            dir.display(),
+            first.unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
 fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Result<()> {
-    let ds = JetDataset::load(&file)?;
     if beam_size == Some(0) {
         bail!("--beam-size must be at least 1");
     }
+    if max_exact_leaves > trellis_lab::exact::full::MAX_LEAVES {
+        bail!(
+            "--max-exact-leaves {max_exact_leaves} is above the exact trellis's hard limit of {} leaves",
+            trellis_lab::exact::full::MAX_LEAVES
+        );
+    }
+    let ds = JetDataset::load(&file)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for jet in &ds.jets {
-        let algs = AlgorithmsSection {
+        let methods = MethodsSection {
             trellis: jet.n_leaves <= max_exact_leaves,
             max_exact_leaves,
             beam: true,
@@ -101,82 +151,27 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
             sparse: false,
             sparse_seed_trees: 100,
         };
-        check_exact_limits(std::slice::from_ref(jet), &algs)?;
-        let s = score_jet(jet, &algs)?;
+        check_exact_limits(std::slice::from_ref(jet), &methods)?;
+        let s = score_jet(jet, &methods)?;
+        let ll = |m| s.get(m).map(|r| r.log_likelihood);
+        let tree = |m| s.get(m).map(|r| r.newick.clone());
         let line = serde_json::json!({
             "name": s.name,
             "n_leaves": s.n_leaves,
-            "map_loglh": s.trellis.as_ref().map(|r| r.log_likelihood),
-            "map_tree": s.trellis.as_ref().map(|r| r.newick.clone()),
-            "log_z": s.log_z,
-            "n_trees_finite": s.n_trees_finite.map(|c| c.to_string()),
-            "greedy_loglh": s.greedy.as_ref().map(|r| r.log_likelihood),
-            "greedy_tree": s.greedy.as_ref().map(|r| r.newick.clone()),
-            "beam_loglh": s.beam.as_ref().map(|r| r.log_likelihood),
-            "beam_tree": s.beam.as_ref().map(|r| r.newick.clone()),
-            "truth_loglh": s.truth.as_ref().map(|r| r.log_likelihood),
+            "map_loglh": ll(Method::Trellis),
+            "map_tree": tree(Method::Trellis),
+            "log_z": s.log_z(),
+            "n_trees_finite": s.n_trees_finite().map(|c| c.to_string()),
+            "greedy_loglh": ll(Method::Greedy),
+            "greedy_tree": tree(Method::Greedy),
+            "beam_loglh": ll(Method::Beam),
+            "beam_tree": tree(Method::Beam),
+            "truth_loglh": ll(Method::Truth),
         });
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
-fn check(dir: PathBuf) -> Result<()> {
-    let path = dir.join("table1.parquet");
-    let df = table::read_parquet(&path)
-        .with_context(|| format!("no Table 1 in {} (run the experiment first)", dir.display()))?;
-    let kind = table::str_column(&df, "kind")?;
-    let row = table::str_column(&df, "row")?;
-    let col = table::str_column(&df, "column")?;
-    let mean = table::f64_column(&df, "mean")?;
-    let paper = table::f64_column(&df, "paper_mean")?;
-    let std = table::f64_column(&df, "std")?;
-    let paper_std = table::f64_column(&df, "paper_std")?;
-    let pm = |v: Option<f64>, s: Option<f64>| match (v, s) {
-        (Some(v), Some(s)) => format!("{v:>8.4} ± {s:<7.4}"),
-        _ => "-".into(),
-    };
-    let ok = table::u64_column(&df, "within_tolerance")?;
-    let mut checked = 0;
-    let mut failed = 0;
-    for i in 0..df.height() {
-        if kind[i] == "mean" {
-            if let (Some(m), Some(p)) = (mean[i], paper[i]) {
-                println!(
-                    "mean of {:<7}         ours {}  paper {}  diff {:>+8.4}  (not checked)",
-                    row[i],
-                    pm(Some(m), std[i]),
-                    pm(Some(p), paper_std[i]),
-                    m - p
-                );
-            }
-            continue;
+        if writeln!(out, "{line}").is_err() {
+            // A closed pipe (e.g. `| head -1`) ends the output quietly.
+            return Ok(());
         }
-        if let (Some(m), Some(p), Some(o)) = (mean[i], paper[i], ok[i]) {
-            checked += 1;
-            let verdict = if o == 1 { "ok" } else { "OUT OF TOLERANCE" };
-            if o != 1 {
-                failed += 1;
-            }
-            println!(
-                "{:>7} - {:<7}     ours {}  paper {}  diff {:>+8.4}  {verdict}",
-                row[i],
-                col[i],
-                pm(Some(m), std[i]),
-                pm(Some(p), paper_std[i]),
-                m - p
-            );
-        }
-    }
-    if checked == 0 {
-        bail!(
-            "{} has no paper values to check (config has no [expected] section)",
-            path.display()
-        );
-    }
-    println!("{} passed, {} failed", checked - failed, failed);
-    if failed > 0 {
-        bail!("{failed} Table 1 differences are out of tolerance");
     }
     Ok(())
 }

@@ -42,6 +42,15 @@ pub mod exp_consts {
     ];
 }
 
+/// `log sum_k exp(x_k)` of a slice, summed in slice order (`-inf` when no term is finite).
+pub fn log_sum_exp(xs: &[f64]) -> f64 {
+    let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return m;
+    }
+    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
 /// `e^x` for `x <= 0` (and moderately positive `x`); returns 0 for `x < -708` and for `-inf`,
 /// `e^709` for `x > 709`, and `e^-708` (not NaN) for NaN.
 #[inline(always)]

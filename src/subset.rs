@@ -109,6 +109,11 @@ impl Subset {
         Subset(self.0 & !other.0)
     }
 
+    /// Whether `self` is a valid cluster of `n` points: non-empty and inside `0..n`.
+    pub fn is_cluster_of(self, n: usize) -> bool {
+        !self.is_empty() && self.is_subset_of(Subset::full(n))
+    }
+
     /// True if every leaf of `self` is in `other`.
     #[inline]
     pub fn is_subset_of(self, other: Subset) -> bool {

@@ -41,14 +41,14 @@ seed = 5
 output_dir = "{out}"
 threads = 2
 
-[data]
+[jets]
 source = "generate"
 n_jets = 60
 min_leaves = 4
 max_leaves = 8
 {extra_data}
 
-[algorithms]
+[methods]
 beam_dedup = "equal_total"
 "#,
         out = dir.join("results").display()
@@ -172,7 +172,7 @@ fn missing_dataset_file_is_a_one_line_error() {
     write(
         &cfg,
         &format!(
-            "[experiment]\nname = \"m\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"nope.json\"\n",
+            "[experiment]\nname = \"m\"\nseed = 1\noutput_dir = \"{}\"\n[jets]\nsource = \"file\"\npath = \"nope.json\"\n",
             dir.join("results").display()
         ),
     );
@@ -220,7 +220,7 @@ fn too_many_leaves_for_the_exact_trellis_is_refused_before_any_work() {
     write(
         &cfg,
         &format!(
-            "[experiment]\nname = \"big\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"{}\"\n",
+            "[experiment]\nname = \"big\"\nseed = 1\noutput_dir = \"{}\"\n[jets]\nsource = \"file\"\npath = \"{}\"\n",
             dir.join("results").display(),
             p.display()
         ),
@@ -270,278 +270,168 @@ fn score_prints_one_json_object_per_jet() {
 }
 
 #[test]
-fn posterior_sampling_run_writes_figure_and_tables() {
-    let dir = scratch("posterior");
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
-    let cfg = dir.join("p.toml");
+fn sections_must_belong_to_the_kind() {
+    let dir = scratch("kinds");
+    let cfg = dir.join("k.toml");
+    // A [sparse] section under kind = "jets" is an error, not silently ignored.
     write(
         &cfg,
-        &format!(
-            r#"
-[experiment]
-kind = "posterior_sampling"
-name = "p"
-seed = 1
-output_dir = "{out}"
-[data]
-source = "file"
-path = "{data}/truth_5.json"
-[sampling]
-jet_index = 2
-n_samples = 3000
-reference_samples = "{data}/posterior_samples_truth5.json"
-"#,
-            out = dir.join("results").display(),
-            data = data.display()
-        ),
+        "[experiment]\nname = \"k\"\nseed = 1\n[jets]\nsource = \"generate\"\nn_jets = 1\n[sparse]\nbudgets = [1]\n",
     );
-    let out = run(&cfg);
+    let err = one_line_error(&run(&cfg));
+    assert!(err.contains("sparse") && err.contains("jets"), "{err}");
+    // A kind without its section is a one-line error, not a panic.
+    write(
+        &cfg,
+        "[experiment]\nkind = \"jets\"\nname = \"k\"\nseed = 1\n",
+    );
+    let err = one_line_error(&run(&cfg));
+    assert!(err.contains("[jets]"), "{err}");
+    // An unknown kind names the known ones.
+    write(
+        &cfg,
+        "[experiment]\nkind = \"nope\"\nname = \"k\"\nseed = 1\n",
+    );
+    let err = one_line_error(&run(&cfg));
+    assert!(err.contains("nope") && err.contains("jets"), "{err}");
+    // Absurd thread counts are refused before any thread starts.
+    write(
+        &cfg,
+        "[experiment]\nname = \"k\"\nseed = 1\nthreads = 100000\n[jets]\nsource = \"generate\"\nn_jets = 1\n",
+    );
+    let err = one_line_error(&run(&cfg));
+    assert!(err.contains("threads"), "{err}");
+}
+
+#[test]
+fn plot_redraws_identical_figures_from_the_tables_alone() {
+    let dir = scratch("plot");
+    let cfg = small_config(&dir, "");
+    run_ok(&cfg);
+    let res = dir.join("results/small");
+    let figures = [
+        "table1.png",
+        "table1.svg",
+        "fig5_logz_vs_map.png",
+        "fig5_logz_vs_map.svg",
+    ];
+    let before: Vec<Vec<u8>> = figures
+        .iter()
+        .map(|f| std::fs::read(res.join(f)).unwrap())
+        .collect();
+    for f in figures {
+        std::fs::remove_file(res.join(f)).unwrap();
+    }
+    // Drop the jets the run generated: plot must not need the data, only tables + manifest.
+    std::fs::remove_file(res.join("dataset.json")).unwrap();
+    let out = bin()
+        .args(["plot", res.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let res = dir.join("results/p");
-    for f in [
-        "posterior_samples.parquet",
-        "summary.parquet",
-        "cluster_marginals.parquet",
-        "fig6_posterior_sampling.png",
-        "fig6_posterior_sampling.svg",
-        "manifest.json",
-    ] {
-        assert!(res.join(f).exists(), "{f} missing");
+    for (f, b) in figures.iter().zip(&before) {
+        assert_eq!(&std::fs::read(res.join(f)).unwrap(), b, "{f} differs");
     }
-    use trellis_lab::experiment::table::{f64_column, read_parquet, str_column};
-    let s = read_parquet(&res.join("summary.parquet")).unwrap();
-    let keys = str_column(&s, "quantity").unwrap();
-    let vals = f64_column(&s, "value").unwrap();
-    let get = |k: &str| vals[keys.iter().position(|x| x == k).unwrap()].unwrap();
-    assert!((get("log_z") - -26.18017755472025).abs() < 1e-6);
-    assert_eq!(get("n_trees_finite"), 90.0);
-    assert!(get("chi2_by_tree_p_value") > 1e-3);
-    assert!(get("reference_chi2_by_value_p_value") > 1e-3);
-    let p = read_parquet(&res.join("posterior_samples.parquet")).unwrap();
-    let exact: f64 = f64_column(&p, "exact_probability")
-        .unwrap()
-        .iter()
-        .map(|x| x.unwrap())
-        .sum();
-    assert!((exact - 1.0).abs() < 1e-9);
-    let m = read_parquet(&res.join("cluster_marginals.parquet")).unwrap();
-    assert_eq!(m.height(), 31);
 }
 
 #[test]
-fn scaling_run_writes_table_and_chart() {
-    let dir = scratch("scaling");
+fn a_changed_input_file_or_damaged_output_is_not_up_to_date() {
+    let dir = scratch("stale");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets/truth_9.json");
+    let data = dir.join("jets.json");
+    std::fs::copy(&src, &data).unwrap();
     let cfg = dir.join("s.toml");
     write(
         &cfg,
         &format!(
-            "[experiment]\nkind = \"scaling\"\nname = \"s\"\nseed = 1\noutput_dir = \"{}\"\n[data]\nsource = \"generate\"\njet_type = \"w\"\n[scaling]\nn_min = 4\nn_max = 9\n",
+            "[experiment]\nname = \"s\"\nseed = 1\noutput_dir = \"{}\"\n[jets]\nsource = \"file\"\npath = \"jets.json\"\n",
             dir.join("results").display()
         ),
     );
-    let out = run(&cfg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res = dir.join("results/s");
-    assert!(res.join("scaling.png").exists() && res.join("scaling.svg").exists());
-    let df = trellis_lab::experiment::table::read_parquet(&res.join("scaling.parquet")).unwrap();
-    assert_eq!(df.height(), 6);
-    let total = trellis_lab::experiment::table::f64_column(&df, "n_trees_total").unwrap();
-    assert_eq!(total[5], Some(2_027_025.0));
+    let skipped = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).contains("nothing to do")
+    };
+    assert!(!skipped(run(&cfg)));
+    assert!(skipped(run(&cfg)));
+    // The same config over different jets is recomputed.
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(&data, text.replacen("\"jets\"", "\"jets\" ", 1)).unwrap();
+    assert!(!skipped(run(&cfg)));
+    assert!(skipped(run(&cfg)));
+    // A truncated output is recomputed.
+    std::fs::write(dir.join("results/s/table1.parquet"), b"").unwrap();
+    assert!(!skipped(run(&cfg)));
+    // Results written by another program (another build) are recomputed.
+    let m = dir.join("results/s/manifest.json");
+    let text = std::fs::read_to_string(&m).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let hash = v["run_hash"].as_str().unwrap().to_string();
+    std::fs::write(&m, text.replace(&hash, "0000000000000000")).unwrap();
+    assert!(!skipped(run(&cfg)));
 }
 
 #[test]
-fn kind_and_sections_must_agree() {
-    let dir = scratch("kinds");
-    let cfg = dir.join("k.toml");
-    std::fs::write(
-        &cfg,
-        "[experiment]\nkind = \"posterior_sampling\"\nname = \"k\"\nseed = 1\n[data]\nsource = \"generate\"\nn_jets = 1\n",
+fn check_recomputes_verdicts_from_the_tables() {
+    let dir = scratch("check");
+    let cfg = dir.join("jets_smoke.toml");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/jets_smoke.toml"),
     )
     .unwrap();
-    let out = run(&cfg);
-    assert!(one_line_error(&out).contains("[sampling]"));
-}
-
-#[test]
-fn sparse_run_reaches_the_exact_trellis_with_enough_seeds() {
-    let dir = scratch("sparse");
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets");
-    let cfg = dir.join("sp.toml");
     write(
         &cfg,
-        &format!(
-            "[experiment]\nkind = \"sparse\"\nname = \"sp\"\nseed = 3\noutput_dir = \"{}\"\n[data]\nsource = \"file\"\npath = \"{}/tree_100_n9.json\"\n[sparse]\nbudgets = [5, 3000]\nleaf_order = \"energy\"\n",
-            dir.join("results").display(),
-            data.display()
+        &text.replace(
+            "output_dir = \"results\"",
+            &format!("output_dir = \"{}\"", dir.join("results").display()),
         ),
     );
-    let out = run(&cfg);
+    run_ok(&cfg);
+    let res = dir.join("results/jets_smoke");
+    let check = || {
+        bin()
+            .args(["check", res.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),
-        "{}",
+        "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let res = dir.join("results/sp");
-    assert!(res.join("fig7_sparse_trellis.png").exists());
-    use trellis_lab::experiment::table::{f64_column, read_parquet, str_column, u64_column};
-    let df = read_parquet(&res.join("sparse.parquet")).unwrap();
-    let builder = str_column(&df, "builder").unwrap();
-    let sparsity = f64_column(&df, "sparsity_index").unwrap();
-    let gain = f64_column(&df, "mean_map_minus_greedy").unwrap();
-    let exact = f64_column(&df, "exact_trellis_minus_greedy").unwrap();
-    let finite = u64_column(&df, "jets_with_finite_map").unwrap();
-    assert_eq!(builder.len(), 4);
-    for i in 0..4 {
-        let (s, g, e) = (sparsity[i].unwrap(), gain[i].unwrap(), exact[i].unwrap());
-        assert!(s > 0.0 && s <= 1.0);
-        // A sparse trellis never beats the exact MAP.
-        assert!(g <= e + 1e-9, "{} {g} > {e}", builder[i]);
-    }
-    // 3000 simulated seed trees over 9 leaves encode (almost) every tree: the exact MAP.
-    assert!(sparsity[1].unwrap() > 0.9 && finite[1] == Some(100));
-    assert!((gain[1].unwrap() - exact[1].unwrap()).abs() < 0.05);
-}
-
-#[test]
-fn dasgupta_run_reproduces_figure_4_and_writes_charts() {
-    let dir = scratch("dasgupta");
-    let cfg = dir.join("d.toml");
-    write(
-        &cfg,
-        &format!(
-            "[experiment]\nkind = \"dasgupta\"\nname = \"d\"\nseed = 1\noutput_dir = \"{}\"\n[dasgupta]\n[[dasgupta.adversarial]]\nn_pairs = 4\neps = 0.01\n[dasgupta.planted]\ninstances = 3\ncluster_sizes = [3, 3]\np_in = 0.9\np_out = 0.1\n",
-            dir.join("results").display()
-        ),
-    );
-    run_ok(&cfg);
-    let res = dir.join("results/d");
-    for f in [
-        "fig4_0.png",
-        "fig4_0.svg",
-        "cost_ratios.png",
-        "graphs.parquet",
-    ] {
-        assert!(res.join(f).exists(), "{f}");
-    }
-    let df = trellis_lab::experiment::table::read_parquet(&res.join("dasgupta.parquet")).unwrap();
-    assert_eq!(df.height(), 4);
-    let map = trellis_lab::experiment::table::f64_column(&df, "map_cost").unwrap();
-    let al = trellis_lab::experiment::table::f64_column(&df, "average_linkage_cost").unwrap();
-    assert!((map[0].unwrap() - 40.08).abs() < 1e-9 && (al[0].unwrap() - 44.08).abs() < 1e-9);
-    for (m, a) in map.iter().zip(&al) {
-        assert!(m.unwrap() <= a.unwrap() + 1e-9, "the MAP is never beaten");
-    }
-}
-
-#[test]
-fn pam50_and_cost_function_runs_write_their_outputs() {
-    let dir = scratch("pam50");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50");
-    let cfg = dir.join("p.toml");
-    let text = format!(
-        "[experiment]\nkind = \"pam50\"\nname = \"p\"\nseed = 3\noutput_dir = \"{}\"\n[pam50]\npath = \"{}\"\nper_class = 1\nunlabelled = 2\n",
-        dir.join("results").display(),
-        data.display()
-    );
-    write(&cfg, &text);
-    run_ok(&cfg);
-    let res = dir.join("results/p");
-    for f in [
-        "pam50_raw.png",
-        "pam50_centred.svg",
-        "trees.nwk",
-        "pam50_samples.parquet",
-    ] {
-        assert!(res.join(f).exists(), "{f}");
-    }
-    let df =
-        trellis_lab::experiment::table::read_parquet(&res.join("pam50_trees.parquet")).unwrap();
-    assert_eq!(df.height(), 6, "3 trees x 2 weightings");
-    let e = trellis_lab::experiment::table::f64_column(&df, "energy").unwrap();
-    // Per weighting: greedy, average linkage, MAP; the MAP energy is the lowest.
-    for w in 0..2 {
-        let (g, a, m) = (
-            e[3 * w].unwrap(),
-            e[3 * w + 1].unwrap(),
-            e[3 * w + 2].unwrap(),
-        );
-        assert!(m <= g + 1e-9 && m <= a + 1e-9, "{g} {a} {m}");
-    }
-
-    // A missing data folder: one line naming the file, no output.
-    let bad = dir.join("bad.toml");
-    write(
-        &bad,
-        &text
-            .replace("name = \"p\"", "name = \"q\"")
-            .replace("data/pam50", "no/such/dir"),
-    );
-    let err = one_line_error(&run(&bad));
-    assert!(err.contains("no/such/dir"), "{err}");
-    assert!(!dir.join("results/q").exists());
-
-    let cfg = dir.join("c.toml");
-    write(
-        &cfg,
-        &format!(
-            "[experiment]\nkind = \"cost_functions\"\nname = \"c\"\nseed = 1\noutput_dir = \"{}\"\n[cost_functions]\ncluster_sizes = [2, 2, 2]\nrandom_instances = 2\n",
-            dir.join("results").display()
-        ),
-    );
-    run_ok(&cfg);
-    let res = dir.join("results/c");
-    assert!(res.join("cost_functions.png").exists() && res.join("claims.txt").exists());
-    let claims = std::fs::read_to_string(res.join("claims.txt")).unwrap();
+    assert!(stdout.contains(" 0 failed"), "{stdout}");
+    assert!(res.join("checks.parquet").exists());
+    // Edit one number of Table 1 far off: check must fail, naming it.
+    use polars::prelude::Column;
+    use trellis_lab::experiment::table::{f64_column, read_parquet, write_parquet};
+    let mut df = read_parquet(&res.join("table1.parquet")).unwrap();
+    let mean: Vec<Option<f64>> = f64_column(&df, "mean")
+        .unwrap()
+        .into_iter()
+        .map(|v| v.map(|v| v + 5.0))
+        .collect();
+    df.with_column(Column::new("mean".into(), mean)).unwrap();
+    write_parquet(&mut df, &res.join("table1.parquet")).unwrap();
+    let out = check();
+    assert!(!out.status.success());
+    let err = one_line_error(&out);
     assert!(
-        claims.contains("HOLDS  2:") && claims.contains("FAILS  3:"),
-        "{claims}"
+        err.contains("out of tolerance") && err.contains("Table 1"),
+        "{err}"
     );
-}
-
-#[test]
-fn flat_pam50_run_writes_marginals_and_charts() {
-    let dir = scratch("flat");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50");
-    let cfg = dir.join("f.toml");
-    let text = format!(
-        "[experiment]\nkind = \"flat_pam50\"\nname = \"f\"\nseed = 2\noutput_dir = \"{}\"\n[flat]\npath = \"{}\"\nper_class = 1\nunlabelled = 2\nperturb_draws = 40\nbeta = 5.0\n",
-        dir.join("results").display(),
-        data.display()
-    );
-    write(&cfg, &text);
-    run_ok(&cfg);
-    let res = dir.join("results/f");
-    for f in [
-        "fig2_affinity_vs_marginal.png",
-        "fig3_perturb_vs_exact.svg",
-        "fig4_affinities.png",
-        "fig5_marginals.png",
-        "map_clustering.txt",
-    ] {
-        assert!(res.join(f).exists(), "{f}");
-    }
-    let df = trellis_lab::experiment::table::read_parquet(&res.join("flat_pairs.parquet")).unwrap();
-    assert_eq!(df.height(), 21, "7 samples, 21 pairs");
-    let exact = trellis_lab::experiment::table::f64_column(&df, "exact_marginal").unwrap();
-    let log = trellis_lab::experiment::table::f64_column(&df, "exact_log_marginal").unwrap();
-    for (p, l) in exact.iter().zip(&log) {
-        let (p, l) = (p.unwrap(), l.unwrap());
-        assert!((0.0..=1.0).contains(&p) && (p.ln() - l).abs() < 1e-9);
-    }
-    // A bad bandwidth is a one-line error naming the key.
-    let bad = dir.join("bad.toml");
-    write(
-        &bad,
-        &text.replace("beta = 5.0", "beta = 5.0\nbandwidth = \"wide\""),
-    );
-    let err = one_line_error(&run(&bad));
-    assert!(err.contains("flat.bandwidth"), "{err}");
+    // A corrupted table is an error, not a panic.
+    std::fs::write(res.join("table1.parquet"), b"PAR1 not really").unwrap();
+    let out = check();
+    let err = one_line_error(&out);
+    assert!(err.contains("table1.parquet"), "{err}");
 }

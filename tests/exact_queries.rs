@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use std::collections::HashMap;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
 use trellis_lab::exact::{cluster_marginal, FullTrellis, Marginals, PosteriorSampler};
-use trellis_lab::experiment::posterior::chi_square;
+use trellis_lab::experiment::stats::chi_square;
 use trellis_lab::model::{log_add_exp, SplitModel};
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;

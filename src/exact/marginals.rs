@@ -15,6 +15,7 @@
 use super::full::FullTrellis;
 use super::ExactError;
 use crate::model::SplitModel;
+use crate::numeric::log_sum_exp;
 use crate::subset::Subset;
 use crate::tree::Tree;
 use rayon::prelude::*;
@@ -31,22 +32,13 @@ pub struct Marginals {
 }
 
 fn check_cluster(n: usize, c: Subset) -> Result<(), ExactError> {
-    if c.is_empty() || !c.is_subset_of(Subset::full(n)) {
+    if !c.is_cluster_of(n) {
         return Err(ExactError::BadCluster {
             cluster: c.to_string(),
             n,
         });
     }
     Ok(())
-}
-
-/// `log sum_k exp(x_k)` over finite terms (`-inf` if none).
-fn log_sum_exp(xs: &[f64]) -> f64 {
-    let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
 /// Reusable per-thread buffers: the sibling pairs of one cluster and their terms.

@@ -55,7 +55,7 @@ impl Table {
 
 /// Writes `df` to `path` as Parquet via a temporary file and a rename.
 pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
-    let tmp = super::tmp_path(path);
+    let tmp = super::staging::tmp_path(path);
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     ParquetWriter::new(file)

@@ -5,7 +5,8 @@
 //! Everything here is exponential in the number of clusterings (Bell(9) = 21147, Bell(12) =
 //! 4213597); use it to check the trellises on small instances.
 
-use super::{log_sum_exp, ClusterEnergy};
+use super::ClusterEnergy;
+use crate::numeric::log_sum_exp;
 use crate::subset::Subset;
 use crate::tree::{Node, Tree};
 

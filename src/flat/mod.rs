@@ -233,7 +233,7 @@ pub enum FlatError {
 
 /// Checks that `c` is a non-empty subset of `0..n`.
 pub(crate) fn check_cluster(n: usize, c: Subset) -> Result<(), FlatError> {
-    if c.is_empty() || !c.is_subset_of(Subset::full(n)) {
+    if !c.is_cluster_of(n) {
         return Err(FlatError::BadCluster {
             cluster: c.to_string(),
             n,
@@ -252,13 +252,4 @@ pub(crate) fn check_energy(c: Subset, value: f64) -> Result<(), FlatError> {
         });
     }
     Ok(())
-}
-
-/// `log sum exp` of a slice in one fixed order (`-inf` for no finite term).
-pub(crate) fn log_sum_exp(xs: &[f64]) -> f64 {
-    let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }

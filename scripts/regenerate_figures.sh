@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Regenerates every paper figure with one command: runs each config (all of configs/*.toml, or
+# the ones named), checks each results folder against the expected numbers beside its kind,
+# and prints one summary table (config, seconds, checks passed). Exits non-zero if any run or
+# check failed.
+#
+#   scripts/regenerate_figures.sh                         # every config (about 2 minutes)
+#   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
+#   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --quiet || exit 1
+bin=target/release/trellis-lab
+if [ $# -gt 0 ]; then configs=("$@"); else configs=(configs/*.toml); fi
+force=()
+if [ -n "${FORCE:-}" ]; then force=(--force); fi
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+rows=()
+failed=0
+for c in "${configs[@]}"; do
+  name=$(basename "$c" .toml)
+  start=$(date +%s%N)
+  if "$bin" run "$c" "${force[@]}" 2>"$log/$name.run"; then
+    secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+    # `run` ends with "wrote DIR" or "DIR already holds a complete run ...".
+    dir=$(tail -n 1 "$log/$name.run" | sed -E 's/^wrote //; s/ already holds .*$//')
+    if "$bin" check "$dir" >"$log/$name.check" 2>&1; then
+      status=ok
+    else
+      status="CHECK FAILED"; failed=1
+      grep -E '^FAIL|^error' "$log/$name.check" | head -5 | sed 's/^/    /' >&2
+    fi
+    checks=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log/$name.check" | tail -n 1)
+    rows+=("$(printf '%-34s %8s  %-22s %s' "$c" "$secs" "${checks:-no checks}" "$status")")
+  else
+    failed=1
+    rows+=("$(printf '%-34s %8s  %-22s %s' "$c" "-" "-" "RUN FAILED")")
+    tail -n 3 "$log/$name.run" | sed 's/^/    /' >&2
+  fi
+done
+
+echo
+printf '%-34s %8s  %-22s %s\n' config seconds checks status
+printf '%s\n' "${rows[@]}"
+exit $failed

@@ -1,0 +1,99 @@
+//! Table 1 and Figure 5, drawn from `table1.parquet`, `jets.parquet` and the manifest alone.
+
+use super::JetsConfig;
+use crate::experiment::chart::{save_chart, PairwiseDiffTable, ScatterByCategory};
+use crate::experiment::kind::Results;
+use crate::experiment::methods::Method;
+use crate::experiment::table::{f64_column, str_column, u64_column};
+use anyhow::{anyhow, Result};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Draws `table1.png/.svg` and `fig5_logz_vs_map.png/.svg` into `out`.
+pub fn draw(results: &Results, out: &Path) -> Result<()> {
+    let cfg: JetsConfig = results.config()?;
+    let seed = results.experiment()?.seed;
+    let jets = results.table("jets")?;
+    let algorithm = str_column(&jets, "algorithm")?;
+    let jet_index = u64_column(&jets, "jet_index")?;
+    let n_jets = jet_index.iter().flatten().collect::<BTreeSet<_>>().len();
+
+    let t1 = results.table("table1")?;
+    let kind = str_column(&t1, "kind")?;
+    let row = str_column(&t1, "row")?;
+    let col = str_column(&t1, "column")?;
+    let mean = f64_column(&t1, "mean")?;
+    let std = f64_column(&t1, "std")?;
+    let paper = f64_column(&t1, "paper_mean")?;
+    // Methods in table order (the "mean" rows list each once, in [`Method::ALL`] order).
+    let methods: Vec<Method> = (0..t1.height())
+        .filter(|&i| kind[i] == "mean")
+        .map(|i| Method::from_name(&row[i]).ok_or_else(|| anyhow!("unknown method {:?}", row[i])))
+        .collect::<Result<_>>()?;
+    if methods.len() >= 2 {
+        let k = methods.len();
+        let pos = |name: &str| methods.iter().position(|m| m.name() == name);
+        let mut mean_m = vec![vec![None; k]; k];
+        let mut std_m = vec![vec![None; k]; k];
+        let paper_of = |a: &str, b: &str| -> Option<f64> {
+            (0..t1.height())
+                .find(|&i| kind[i] == "difference" && row[i] == a && col[i] == b)
+                .and_then(|i| paper[i])
+        };
+        let paper3 = [
+            paper_of("trellis", "beam"),
+            paper_of("trellis", "greedy"),
+            paper_of("beam", "greedy"),
+        ];
+        for i in (0..t1.height()).filter(|&i| kind[i] == "difference") {
+            if let (Some(a), Some(b)) = (pos(&row[i]), pos(&col[i])) {
+                mean_m[a][b] = mean[i];
+                std_m[a][b] = std[i];
+            }
+        }
+        let (lo, hi) = cfg.jets.leaf_range();
+        let (title, paper_text) = match paper3 {
+            [Some(a), Some(b), Some(c)] => (
+                "Table 1: log-likelihood difference, row − column",
+                format!(". Paper: trellis − beam {a:.4}, trellis − greedy {b:.4}, beam − greedy {c:.4}"),
+            ),
+            _ => ("Log-likelihood difference, row − column", String::new()),
+        };
+        let chart = PairwiseDiffTable {
+            labels: methods.iter().map(|m| m.display().to_string()).collect(),
+            mean: mean_m,
+            std: std_m,
+            title: title.into(),
+            caption: format!(
+                "mean ± std over {n_jets} jets with {lo}..={hi} leaves (seed {seed}){paper_text}"
+            ),
+        };
+        save_chart(&out.join("table1"), 1100, 600, &chart)?;
+    }
+
+    let ll = f64_column(&jets, "log_likelihood")?;
+    let log_z = f64_column(&jets, "log_z")?;
+    let n_leaves = u64_column(&jets, "n_leaves")?;
+    let points: Vec<(f64, f64, usize)> = (0..jets.height())
+        .filter(|&i| algorithm[i] == Method::Trellis.name())
+        .filter_map(|i| {
+            let (map, lz, n) = (ll[i]?, log_z[i]?, n_leaves[i]?);
+            (map.is_finite() && lz.is_finite()).then_some((map, lz, n as usize))
+        })
+        .collect();
+    if algorithm.iter().any(|a| a == Method::Trellis.name()) {
+        let chart = ScatterByCategory {
+            points,
+            x_label: "trellis MAP log-likelihood ℓ".into(),
+            y_label: "log partition function log Z".into(),
+            title: format!("Figure 5: log Z vs. MAP log-likelihood ({n_jets} jets)"),
+            legend_title: "N leaves".into(),
+            category_names: vec![],
+            diagonal: false,
+            x_range: None,
+            y_range: None,
+        };
+        save_chart(&out.join("fig5_logz_vs_map"), 1000, 750, &chart)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! `[jets]`: where the jets of every jet kind come from (the Ginkgo generator or a file).
+
+use crate::data::ginkgo::{generate_dataset, GinkgoParams, Jet, JetDataset};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Most jets a config may ask the generator for (each is kept in memory).
+pub const MAX_JETS: usize = 10_000_000;
+
+/// Where jets come from.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSource {
+    /// Generate with the Ginkgo shower.
+    Generate,
+    /// Read a JSON file in the schema of `../shared/data/ginkgo_jets/`.
+    File,
+}
+
+/// Jet flavour of the generator.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum JetType {
+    /// QCD jets: root scale 30^2, λ_root = λ = 1.5.
+    #[default]
+    Qcd,
+    /// W jets: root scale 80^2, λ_root = 3.0, λ = 1.5.
+    W,
+}
+
+/// `[jets]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JetsSection {
+    /// `"generate"` or `"file"`.
+    pub source: DataSource,
+    /// With `source = "file"`: the dataset (relative paths are relative to the config file).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// With `source = "generate"`: number of jets to keep.
+    #[serde(default)]
+    pub n_jets: Option<usize>,
+    /// Smallest leaf count kept (inclusive, default 1).
+    #[serde(default)]
+    pub min_leaves: Option<usize>,
+    /// Largest leaf count kept (inclusive, default 64).
+    #[serde(default)]
+    pub max_leaves: Option<usize>,
+    /// Generator tries before giving up (default 100 per jet asked for).
+    #[serde(default)]
+    pub max_tries: Option<usize>,
+    /// `"qcd"` (default) or `"w"`: sets the defaults of the physics keys below.
+    #[serde(default)]
+    pub jet_type: JetType,
+    /// Cut on squared mass (default 16).
+    #[serde(default)]
+    pub t_cut: Option<f64>,
+    /// Decay rate of non-root splits (default 1.5).
+    #[serde(default)]
+    pub lambda: Option<f64>,
+    /// Decay rate of the root split (default 1.5 for QCD, 3.0 for W).
+    #[serde(default)]
+    pub lambda_root: Option<f64>,
+    /// Root scale, the squared jet mass (default 900 for QCD, 6400 for W).
+    #[serde(default)]
+    pub root_scale: Option<f64>,
+    /// Jet momentum magnitude along (1,1,1)/sqrt(3) (default 400).
+    #[serde(default)]
+    pub jet_momentum: Option<f64>,
+}
+
+impl JetsSection {
+    /// Makes a relative `path` relative to `base`.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        if let Some(p) = self.path.as_mut() {
+            super::super::config::resolve(p, base);
+        }
+    }
+
+    /// The input file, if the jets come from one.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        match self.source {
+            DataSource::File => self.path.iter().cloned().collect(),
+            DataSource::Generate => Vec::new(),
+        }
+    }
+
+    /// Checks the section; `needs_n_jets` is false for kinds that generate one jet per size.
+    pub fn validate(&self, needs_n_jets: bool) -> Result<(), String> {
+        match self.source {
+            DataSource::File => {
+                if self.path.is_none() {
+                    return Err("jets.source = \"file\" needs jets.path = \"FILE.json\"".into());
+                }
+                for (k, set) in [
+                    ("n_jets", self.n_jets.is_some()),
+                    ("max_tries", self.max_tries.is_some()),
+                    ("t_cut", self.t_cut.is_some()),
+                    ("lambda", self.lambda.is_some()),
+                    ("lambda_root", self.lambda_root.is_some()),
+                    ("root_scale", self.root_scale.is_some()),
+                    ("jet_momentum", self.jet_momentum.is_some()),
+                ] {
+                    if set {
+                        return Err(format!(
+                            "jets.{k} only applies to jets.source = \"generate\"; remove it (jets from a file carry their own parameters)"
+                        ));
+                    }
+                }
+            }
+            DataSource::Generate => {
+                if self.path.is_some() {
+                    return Err("jets.path only applies to jets.source = \"file\"".into());
+                }
+                match self.n_jets {
+                    None | Some(0) if needs_n_jets => {
+                        return Err("jets.source = \"generate\" needs jets.n_jets >= 1".into())
+                    }
+                    Some(_) if !needs_n_jets => {
+                        return Err(
+                            "jets.n_jets does not apply to this kind (one jet per N); remove it"
+                                .into(),
+                        )
+                    }
+                    Some(n) if n > MAX_JETS => {
+                        return Err(format!(
+                            "jets.n_jets = {n} is more than {MAX_JETS} jets (about 1 KiB of memory each); split the run"
+                        ))
+                    }
+                    _ => {}
+                }
+                let p = self.generator_params();
+                for (k, v) in [
+                    ("t_cut", p.t_cut),
+                    ("lambda", p.lambda),
+                    ("lambda_root", p.lambda_root),
+                    ("root_scale", p.root_scale),
+                    ("jet_momentum", p.jet_momentum),
+                ] {
+                    super::super::config::positive(&format!("jets.{k}"), v)?;
+                }
+                if p.root_scale <= p.t_cut {
+                    return Err(
+                        "jets.root_scale must exceed jets.t_cut, or every jet is a single particle"
+                            .into(),
+                    );
+                }
+            }
+        }
+        let (lo, hi) = self.leaf_range();
+        if lo < 1 || lo > hi || hi > 64 {
+            return Err(format!(
+                "leaf range {lo}..={hi} is empty or out of 1..=64; set jets.min_leaves <= jets.max_leaves <= 64"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The inclusive leaf-count range jets must fall in.
+    pub fn leaf_range(&self) -> (usize, usize) {
+        (self.min_leaves.unwrap_or(1), self.max_leaves.unwrap_or(64))
+    }
+
+    /// Generator parameters for simulating more jets like `jet` (its cut and rates, root scale
+    /// `M_hard^2`), with any generator key the config sets taking precedence.
+    pub fn generator_params_for(&self, jet: &Jet) -> GinkgoParams {
+        GinkgoParams {
+            t_cut: self.t_cut.unwrap_or(jet.t_cut),
+            lambda: self.lambda.unwrap_or(jet.lam),
+            lambda_root: self.lambda_root.unwrap_or(jet.lam_root),
+            root_scale: self.root_scale.unwrap_or(jet.m_hard * jet.m_hard),
+            jet_momentum: self.jet_momentum.unwrap_or(400.0),
+        }
+    }
+
+    /// Generator parameters: the jet type's defaults overridden by any key set.
+    pub fn generator_params(&self) -> GinkgoParams {
+        let base = match self.jet_type {
+            JetType::Qcd => GinkgoParams::qcd(),
+            JetType::W => GinkgoParams::w_jet(),
+        };
+        GinkgoParams {
+            t_cut: self.t_cut.unwrap_or(base.t_cut),
+            lambda: self.lambda.unwrap_or(base.lambda),
+            lambda_root: self.lambda_root.unwrap_or(base.lambda_root),
+            root_scale: self.root_scale.unwrap_or(base.root_scale),
+            jet_momentum: self.jet_momentum.unwrap_or(base.jet_momentum),
+        }
+    }
+
+    /// Loads or generates the jets (`seed` and `name` for the generator).
+    pub fn load(&self, seed: u64, name: &str) -> Result<JetDataset> {
+        let (lo, hi) = self.leaf_range();
+        match (self.source, &self.path) {
+            (DataSource::File, Some(path)) => {
+                let mut ds = JetDataset::load(path)?;
+                let before = ds.jets.len();
+                ds.jets.retain(|j| j.n_leaves >= lo && j.n_leaves <= hi);
+                if ds.jets.is_empty() {
+                    bail!(
+                        "no jet of {} has {lo}..={hi} leaves ({before} jets read); widen jets.min_leaves/max_leaves",
+                        path.display()
+                    );
+                }
+                Ok(ds)
+            }
+            (DataSource::File, None) => bail!("jets.source = \"file\" needs jets.path"),
+            (DataSource::Generate, _) => {
+                let Some(n) = self.n_jets else {
+                    bail!("jets.source = \"generate\" needs jets.n_jets");
+                };
+                let tries = self.max_tries.unwrap_or(100 * n.max(100));
+                Ok(generate_dataset(
+                    &self.generator_params(),
+                    n,
+                    lo,
+                    hi,
+                    seed,
+                    tries,
+                    name,
+                )?)
+            }
+        }
+    }
+}

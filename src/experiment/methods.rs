@@ -1,0 +1,285 @@
+//! Every method that produces a tree, in one place: one [`Method`] arm, one display name and
+//! one result shape ([`Found`]) per method, so a new baseline is one arm here.
+//!
+//! `[methods]` ([`MethodsSection`]) switches them on and sets their parameters in a config.
+
+use crate::exact::{FullTrellis, SparseTrellis};
+use crate::model::{SplitModel, WeightMatrix};
+use crate::search::{average_linkage, beam_search_all, beam_search_with, default_beam_size};
+use crate::search::{greedy, Dedup};
+use crate::tree::Tree;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// A tree-building method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The exact full trellis's MAP tree (with log Z and the count of finite trees).
+    Trellis,
+    /// A sparse trellis over the clusters of a beam search's final beam.
+    Sparse,
+    /// Beam search.
+    Beam,
+    /// Greedy agglomeration on the model's `log psi`.
+    Greedy,
+    /// Average linkage on the similarities (graph and expression data).
+    AverageLinkage,
+    /// The tree the data came with (the generator's), scored.
+    Truth,
+}
+
+impl Method {
+    /// Every method, in the order tables and charts list them.
+    pub const ALL: [Method; 6] = [
+        Method::Trellis,
+        Method::Sparse,
+        Method::Beam,
+        Method::Greedy,
+        Method::AverageLinkage,
+        Method::Truth,
+    ];
+
+    /// The name in tables and configs (`"trellis"`, `"average_linkage"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Trellis => "trellis",
+            Method::Sparse => "sparse",
+            Method::Beam => "beam",
+            Method::Greedy => "greedy",
+            Method::AverageLinkage => "average_linkage",
+            Method::Truth => "truth",
+        }
+    }
+
+    /// The name in charts.
+    pub fn display(self) -> &'static str {
+        match self {
+            Method::Trellis => "Trellis",
+            Method::Sparse => "Sparse Trellis",
+            Method::Beam => "Beam Search",
+            Method::Greedy => "Greedy",
+            Method::AverageLinkage => "Average Linkage",
+            Method::Truth => "Truth",
+        }
+    }
+
+    /// The method named `name` in tables.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Runs the method on `problem` with the parameters of `opts`; `None` when the method does
+    /// not apply (no truth tree, no similarities).
+    pub fn run<M: SplitModel>(
+        self,
+        problem: &Problem<M>,
+        opts: &MethodsSection,
+    ) -> Result<Option<Found>> {
+        let m = problem.model;
+        let n = m.n_leaves();
+        let t0 = Instant::now();
+        let found = |tree: Tree, log_likelihood: f64| Found {
+            newick: tree.to_newick(),
+            tree,
+            log_likelihood,
+            seconds: t0.elapsed().as_secs_f64(),
+            exact: None,
+            sparse: None,
+        };
+        Ok(Some(match self {
+            Method::Trellis => {
+                let t = FullTrellis::build_with_limit(m, opts.max_exact_leaves)
+                    .with_context(|| problem.name.to_string())?;
+                let mut f = found(t.map_tree(), t.map_log_likelihood());
+                f.exact = Some(ExactFacts {
+                    log_z: t.log_partition(),
+                    n_trees_finite: t.n_trees_finite(),
+                });
+                f
+            }
+            Method::Sparse => {
+                let seeds: Vec<Tree> = beam_search_all(m, opts.sparse_seed_trees, Dedup::Clusters)
+                    .into_iter()
+                    .map(|f| f.tree)
+                    .collect();
+                let sp = SparseTrellis::from_trees(n, &seeds)?;
+                let r = sp.run(m);
+                let tree = sp.map_tree(&r);
+                Found {
+                    newick: tree.as_ref().map(|t| t.to_newick()).unwrap_or_default(),
+                    // A single leaf only when no encoded tree has finite likelihood.
+                    tree: tree.unwrap_or_else(|| Tree::leaf(0)),
+                    log_likelihood: r.map_log_likelihood(),
+                    seconds: t0.elapsed().as_secs_f64(),
+                    exact: None,
+                    sparse: Some(SparseFacts {
+                        sparsity_index: sp.sparsity_index(),
+                        vertices: sp.n_vertices(),
+                    }),
+                }
+            }
+            Method::Beam => {
+                let size = opts.beam_size.unwrap_or_else(|| default_beam_size(n));
+                let f = beam_search_with(m, size, opts.beam_dedup);
+                found(f.tree, f.log_likelihood)
+            }
+            Method::Greedy => {
+                let f = greedy(m);
+                found(f.tree, f.log_likelihood)
+            }
+            Method::AverageLinkage => {
+                let Some(w) = problem.similarities else {
+                    return Ok(None);
+                };
+                let t = average_linkage(w);
+                let ll = t.log_likelihood(m);
+                found(t, ll)
+            }
+            Method::Truth => {
+                let Some(t) = problem.truth else {
+                    return Ok(None);
+                };
+                let mut f = found(t.clone(), t.log_likelihood(m));
+                f.seconds = 0.0;
+                f
+            }
+        }))
+    }
+}
+
+/// What a method is run on.
+pub struct Problem<'a, M: SplitModel> {
+    /// A name for error messages (the jet's or graph's).
+    pub name: &'a str,
+    /// The model trees are scored under.
+    pub model: &'a M,
+    /// Pairwise similarities, for average linkage.
+    pub similarities: Option<&'a WeightMatrix>,
+    /// The data's own tree, if known.
+    pub truth: Option<&'a Tree>,
+}
+
+/// What a method found.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The tree.
+    pub tree: Tree,
+    /// The tree in canonical Newick (empty if the method found no finite tree).
+    pub newick: String,
+    /// Its log-likelihood under the problem's model (the MAP value for the trellis).
+    pub log_likelihood: f64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+    /// Exact facts (trellis only).
+    pub exact: Option<ExactFacts>,
+    /// The sparse trellis's size (sparse only).
+    pub sparse: Option<SparseFacts>,
+}
+
+/// What the full trellis knows beyond the MAP.
+#[derive(Clone, Copy, Debug)]
+pub struct ExactFacts {
+    /// Exact log partition function.
+    pub log_z: f64,
+    /// Number of trees with finite likelihood.
+    pub n_trees_finite: u128,
+}
+
+/// Size of a sparse trellis.
+#[derive(Clone, Copy, Debug)]
+pub struct SparseFacts {
+    /// Encoded trees over `(2N-3)!!`.
+    pub sparsity_index: f64,
+    /// Vertices.
+    pub vertices: usize,
+}
+
+/// `[methods]`: which methods run, with their parameters.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MethodsSection {
+    /// Run the exact full trellis (log Z, MAP, finite-tree count).
+    #[serde(default = "super::config::yes")]
+    pub trellis: bool,
+    /// Largest N the exact trellis accepts (default 22); larger inputs are an error.
+    #[serde(default = "default_max_exact")]
+    pub max_exact_leaves: usize,
+    /// Run beam search.
+    #[serde(default = "super::config::yes")]
+    pub beam: bool,
+    /// Beam size; absent = the paper's rule min(3N, N(N-1)/2).
+    #[serde(default)]
+    pub beam_size: Option<usize>,
+    /// Duplicate rule: `"clusters"` (exact, default) or `"equal_total"` (the reference's).
+    #[serde(default)]
+    pub beam_dedup: Dedup,
+    /// Run greedy agglomeration.
+    #[serde(default = "super::config::yes")]
+    pub greedy: bool,
+    /// Run a sparse trellis seeded, per input, by the trees of the final beam of a beam search
+    /// (works far beyond the exact limit).
+    #[serde(default)]
+    pub sparse: bool,
+    /// Seed trees of that sparse trellis: the beam size of its seeding beam search (default 100).
+    #[serde(default = "default_sparse_seeds")]
+    pub sparse_seed_trees: usize,
+}
+
+fn default_sparse_seeds() -> usize {
+    100
+}
+
+fn default_max_exact() -> usize {
+    crate::exact::full::DEFAULT_MAX_LEAVES
+}
+
+impl Default for MethodsSection {
+    fn default() -> Self {
+        MethodsSection {
+            trellis: true,
+            max_exact_leaves: default_max_exact(),
+            beam: true,
+            beam_size: None,
+            beam_dedup: Dedup::default(),
+            greedy: true,
+            sparse: false,
+            sparse_seed_trees: default_sparse_seeds(),
+        }
+    }
+}
+
+impl MethodsSection {
+    /// Whether `m` is switched on (truth always is: it runs wherever a truth tree exists).
+    pub fn enabled(&self, m: Method) -> bool {
+        match m {
+            Method::Trellis => self.trellis,
+            Method::Sparse => self.sparse,
+            Method::Beam => self.beam,
+            Method::Greedy => self.greedy,
+            Method::AverageLinkage => false,
+            Method::Truth => true,
+        }
+    }
+
+    /// Checks the parameters (one-line errors naming the key).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.sparse && self.sparse_seed_trees == 0 {
+            return Err("methods.sparse_seed_trees must be at least 1".into());
+        }
+        if self.beam_size == Some(0) {
+            return Err(
+                "methods.beam_size must be at least 1 (or absent for the paper's rule)".into(),
+            );
+        }
+        if self.max_exact_leaves > crate::exact::full::MAX_LEAVES {
+            return Err(format!(
+                "methods.max_exact_leaves = {} is above the exact trellis's hard limit of {} leaves (2^N tables); use at most 26 on a 24 GiB machine",
+                self.max_exact_leaves,
+                crate::exact::full::MAX_LEAVES
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,342 @@
+//! Writing results safely: a staging folder moved into place when complete, the manifest, and
+//! the "already up to date" decision (config + program identity + input contents + outputs).
+
+use anyhow::{Context, Result};
+use serde_json::{json, Map, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// `path` with `.tmp` inserted before the extension (`a.parquet` -> `a.tmp.parquet`), for
+/// write-then-rename.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.tmp.{}", ext.to_string_lossy()),
+        None => format!("{stem}.tmp"),
+    };
+    path.with_file_name(name)
+}
+
+/// Writes `bytes` to `path` via a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
+    let tmp = tmp_path(path);
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} into place", path.display()))
+}
+
+/// Reads a regular file of at most `limit` bytes as text (never a device or a huge file).
+pub fn read_small(path: &Path, limit: u64) -> Result<String> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("{} is not a regular file", path.display());
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?
+        .take(limit + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {} as text", path.display()))?;
+    if text.len() as u64 > limit {
+        anyhow::bail!(
+            "{} is larger than {} MiB; is it the right file?",
+            path.display(),
+            limit >> 20
+        );
+    }
+    Ok(text)
+}
+
+/// A folder where a run writes its outputs before they are moved into the results folder.
+pub struct Staging {
+    dir: PathBuf,
+    final_dir: PathBuf,
+    committed: bool,
+}
+
+impl Staging {
+    /// A fresh staging folder for results that will go to `final_dir`.
+    pub fn new(final_dir: &Path) -> Result<Staging> {
+        let parent = final_dir.parent().unwrap_or(Path::new("."));
+        let name = final_dir.file_name().unwrap_or_default().to_string_lossy();
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Staging {
+            dir,
+            final_dir: final_dir.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// The staging folder itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where to write output `name` while staging.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Writes a text output.
+    pub fn write_string(&self, name: &str, text: &str) -> Result<()> {
+        write_atomic(&self.path(name), text)
+    }
+
+    /// Names of the staged files, sorted.
+    pub fn files(&self) -> Result<Vec<String>> {
+        list_files(&self.dir)
+    }
+
+    /// Moves every staged file into the results folder (one rename each, the manifest last)
+    /// and removes the staging folder. A manifest already there is removed first, so a crash
+    /// half-way leaves a folder without a manifest, which is never taken as complete.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        std::fs::create_dir_all(&self.final_dir)
+            .with_context(|| format!("cannot create {}", self.final_dir.display()))?;
+        let old_manifest = self.final_dir.join("manifest.json");
+        if old_manifest.exists() {
+            std::fs::remove_file(&old_manifest)
+                .with_context(|| format!("cannot replace {}", old_manifest.display()))?;
+        }
+        let mut files = self.files()?;
+        files.sort_by_key(|f| f == "manifest.json");
+        for f in files {
+            std::fs::rename(self.dir.join(&f), self.final_dir.join(&f))
+                .with_context(|| format!("cannot move {f} into {}", self.final_dir.display()))?;
+        }
+        std::fs::remove_dir_all(&self.dir).ok();
+        self.committed = true;
+        Ok(self.final_dir.clone())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            std::fs::remove_dir_all(&self.dir).ok();
+        }
+    }
+}
+
+/// Regular files directly in `dir`, sorted by name.
+pub fn list_files(dir: &Path) -> Result<Vec<String>> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// `manifest.json`: what ran, with which config, program, inputs, threads and timings, and
+/// the facts a run records for its figures.
+pub struct Manifest {
+    fields: Map<String, Value>,
+    timings: Map<String, Value>,
+}
+
+impl Manifest {
+    /// A manifest for the normalised `config` (JSON) read from `config_path`, whose run hash is
+    /// `run_hash`.
+    pub fn new(config: &Value, config_path: &Path, run_hash: &str, threads: usize) -> Manifest {
+        let mut fields = Map::new();
+        fields.insert(
+            "config_file".into(),
+            json!(config_path.display().to_string()),
+        );
+        fields.insert("config".into(), config.clone());
+        fields.insert("run_hash".into(), json!(run_hash));
+        fields.insert(
+            "seed".into(),
+            config
+                .get("experiment")
+                .and_then(|e| e.get("seed"))
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+        fields.insert("crate_version".into(), json!(env!("CARGO_PKG_VERSION")));
+        fields.insert("program_hash".into(), json!(program_hash()));
+        fields.insert("git_revision".into(), json!(git_revision()));
+        fields.insert("threads".into(), json!(threads));
+        fields.insert(
+            "host_cores".into(),
+            json!(std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)),
+        );
+        fields.insert("started_unix_seconds".into(), json!(unix_now()));
+        Manifest {
+            fields,
+            timings: Map::new(),
+        }
+    }
+
+    /// Worker threads of the run.
+    pub fn threads(&self) -> usize {
+        self.fields
+            .get("threads")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(1) as usize
+    }
+
+    /// Records a wall time in seconds.
+    pub fn timing(&mut self, what: &str, seconds: f64) {
+        self.timings.insert(what.into(), json!(seconds));
+    }
+
+    /// Records any other field (figures may read it back with [`super::Results::fact`]).
+    pub fn set(&mut self, key: &str, v: impl serde::Serialize) {
+        self.fields
+            .insert(key.into(), serde_json::to_value(v).unwrap_or(Value::Null));
+    }
+
+    /// The manifest so far, as figures see it during a run.
+    pub fn snapshot(&self) -> Value {
+        let mut f = self.fields.clone();
+        f.insert(
+            "timings_seconds".into(),
+            Value::Object(self.timings.clone()),
+        );
+        Value::Object(f)
+    }
+
+    /// The manifest as pretty JSON, listing `outputs` (name, bytes).
+    pub fn to_json(&self, outputs: &[(String, u64)]) -> String {
+        let mut f = self.snapshot();
+        if let Some(o) = f.as_object_mut() {
+            o.insert("finished_unix_seconds".into(), json!(unix_now()));
+            o.insert(
+                "outputs".into(),
+                json!(outputs.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+            );
+            let sizes: Map<String, Value> =
+                outputs.iter().map(|(n, b)| (n.clone(), json!(b))).collect();
+            o.insert("output_bytes".into(), Value::Object(sizes));
+        }
+        serde_json::to_string_pretty(&f).unwrap_or_default()
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The git revision of the working directory (with `-dirty` when tracked files have uncommitted
+/// changes), or `"unknown"`. Informational: the program's identity is [`program_hash`].
+pub fn git_revision() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "HEAD"]) {
+        Some(rev) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("{rev}-dirty"),
+            _ => rev,
+        },
+        None => "unknown".into(),
+    }
+}
+
+/// A 64-bit hash of bytes (FNV-1a over 8-byte words, then over the tail): fast, stable across
+/// platforms of the same endianness, not cryptographic.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    const P: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h ^ w).wrapping_mul(P);
+        h ^= h >> 29;
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ b as u64).wrapping_mul(P);
+    }
+    h
+}
+
+/// Hash of a file's contents, streamed (no whole-file read).
+pub fn hash_file(path: &Path) -> Result<u64> {
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h: u64 = 0;
+    loop {
+        let n = f
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h = (h.rotate_left(17) ^ hash_bytes(&buf[..n])).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(h)
+}
+
+/// The identity of the running program: a hash of its executable (so any change of code gives
+/// a new identity), with the crate version.
+pub fn program_hash() -> String {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .ok()
+            .and_then(|p| hash_file(&p).ok())
+            .map(|h| format!("{h:016x}"))
+            // No readable executable: never treat results as up to date.
+            .unwrap_or_else(|| format!("unknown-{}", unix_now()));
+        format!("{}+{exe}", env!("CARGO_PKG_VERSION"))
+    })
+    .clone()
+}
+
+/// The run hash: equal hashes mean a re-run would compute the same results (same normalised
+/// config, same program, same input contents).
+pub fn run_hash(config: &Value, inputs: &[PathBuf]) -> Result<String> {
+    let mut text = serde_json::to_string(config).unwrap_or_default();
+    text.push('|');
+    text.push_str(&program_hash());
+    for p in inputs {
+        text.push_str(&format!("|{}={:016x}", p.display(), hash_file(p)?));
+    }
+    Ok(format!("{:016x}", hash_bytes(text.as_bytes())))
+}
+
+/// Whether `dir` holds a complete run with this run hash whose recorded outputs are all there
+/// with their recorded sizes.
+pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
+    let Ok(text) = read_small(&dir.join("manifest.json"), 16 << 20) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    if v.get("run_hash").and_then(|h| h.as_str()) != Some(run_hash) {
+        return false;
+    }
+    let Some(sizes) = v.get("output_bytes").and_then(|o| o.as_object()) else {
+        return false;
+    };
+    sizes.iter().all(|(f, b)| {
+        f == "manifest.json"
+            || std::fs::metadata(dir.join(f))
+                .map(|m| m.is_file() && Some(m.len()) == b.as_u64())
+                .unwrap_or(false)
+    })
+}
