@@ -91,9 +91,12 @@ fn real_main(cli: Cli) -> Result<()> {
         }
         Command::Check { results } => check(results),
         Command::Kinds => {
-            for k in Registry::builtin().kinds() {
-                println!("{:<20} {}", k.name(), k.about());
-            }
+            let lines: Vec<String> = Registry::builtin()
+                .kinds()
+                .iter()
+                .map(|k| format!("{:<20} {}", k.name(), k.about()))
+                .collect();
+            print_lines(&lines);
             Ok(())
         }
         Command::Score {
@@ -125,6 +128,17 @@ fn check(dir: PathBuf) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Prints lines to stdout; a closed pipe (e.g. `| head -1`) ends the output quietly.
+fn print_lines(lines: &[String]) {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for l in lines {
+        if writeln!(out, "{l}").is_err() {
+            return;
+        }
+    }
 }
 
 fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Result<()> {

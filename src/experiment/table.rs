@@ -66,13 +66,22 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Reads a Parquet file.
+/// Reads a Parquet file. A damaged file is an error naming it, never a panic (the Parquet
+/// reader can panic on some corruptions; such a panic is caught and reported quietly).
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    ParquetReader::new(file)
-        .finish()
-        .with_context(|| format!("reading {}", path.display()))
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let read = std::panic::catch_unwind(|| ParquetReader::new(file).finish());
+    std::panic::set_hook(previous);
+    match read {
+        Ok(r) => r.with_context(|| format!("reading {}", path.display())),
+        Err(_) => anyhow::bail!(
+            "{} is damaged (the Parquet reader failed on it); re-run the config with --force",
+            path.display()
+        ),
+    }
 }
 
 /// A float column of `df` as a vector (nulls as `None`).

@@ -84,12 +84,45 @@ impl Experiment for Jets {
     }
 
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
-        table1_measures(results)
+        let mut m = table1_measures(results)?;
+        m.extend(map_beaten(results)?);
+        Ok(m)
     }
 
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+}
+
+/// `map_beaten`: on how many jets some method found a tree more likely than the exact MAP (by
+/// more than 1e-9); must be 0. Absent when the trellis did not run.
+pub fn map_beaten(results: &Results) -> Result<Option<Measure>> {
+    let t = results.table("jets")?;
+    let algorithm = str_column(&t, "algorithm")?;
+    let jet = crate::experiment::table::u64_column(&t, "jet_index")?;
+    let ll = f64_column(&t, "log_likelihood")?;
+    let mut map = std::collections::BTreeMap::new();
+    for i in 0..t.height() {
+        if algorithm[i] == "trellis" {
+            map.insert(jet[i], ll[i].unwrap_or(f64::NAN));
+        }
+    }
+    if map.is_empty() {
+        return Ok(None);
+    }
+    let mut beaten = std::collections::BTreeSet::new();
+    for i in 0..t.height() {
+        if let (Some(m), Some(v)) = (map.get(&jet[i]), ll[i]) {
+            if v > m + 1e-9 {
+                beaten.insert(jet[i]);
+            }
+        }
+    }
+    Ok(Some(Measure::new(
+        "map_beaten",
+        "jets on which a method beat the exact MAP",
+        beaten.len() as f64,
+    )))
 }
 
 /// The numbers of `table1.parquet`: `table1.<row>-<column>.mean|std` for every difference and
