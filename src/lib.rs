@@ -16,7 +16,10 @@
 //! - [`exact`]: the full trellis (log Z, MAP, counts, entropy), posterior sampling, cluster and
 //!   sub-hierarchy marginals, the sparse trellis. [`search`]: greedy, beam search, average linkage.
 //! - [`metrics`]: dendrogram purity.
-//! - [`data`]: the Ginkgo generator and jet files. [`experiment`]: configs, runs, tables, charts.
+//! - [`data`]: the Ginkgo generator and jet files, graphs, pam50.
+//! - [`experiment`]: one folder per experiment kind behind [`experiment::Experiment`] (config →
+//!   data → methods → Parquet tables → charts drawn from the tables → `check` against expected
+//!   numbers), the methods in one place ([`experiment::methods`]) and the chart toolkit.
 //!
 //! ## Example
 //! Exact MAP tree and partition function of a small generated jet, checked against greedy:

@@ -435,3 +435,27 @@ fn check_recomputes_verdicts_from_the_tables() {
     let err = one_line_error(&out);
     assert!(err.contains("table1.parquet"), "{err}");
 }
+
+#[test]
+fn a_rerun_removes_outputs_it_no_longer_writes_and_dead_staging_folders() {
+    let dir = scratch("stale_outputs");
+    let cfg = small_config(&dir, "");
+    run_ok(&cfg);
+    let res = dir.join("results/small");
+    assert!(res.join("fig5_logz_vs_map.png").exists());
+    // A killed run's staging folder (its process is gone) is cleaned up by the next run.
+    let dead = dir.join("results/.small.staging-4000000");
+    std::fs::create_dir_all(&dead).unwrap();
+    std::fs::write(dead.join("jets.parquet"), b"half").unwrap();
+    // Without the trellis there is no Figure 5: the old one must not stay behind.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    write(
+        &cfg,
+        &text.replace("[methods]\n", "[methods]\ntrellis = false\n"),
+    );
+    run_ok(&cfg);
+    assert!(!res.join("fig5_logz_vs_map.png").exists());
+    assert!(!res.join("fig5_logz_vs_map.svg").exists());
+    assert!(res.join("table1.png").exists());
+    assert!(!dead.exists(), "dead staging folder left behind");
+}

@@ -75,7 +75,7 @@ pub fn parse_expected(text: &str) -> Result<Vec<Expected>> {
         )
     })?;
     for e in &f.check {
-        if !e.value.is_finite() || !(e.tolerance.is_finite() && e.tolerance >= 0.0) {
+        if !(e.value.is_finite() && e.tolerance.is_finite() && e.tolerance >= 0.0) {
             bail!(
                 "expected number {} of config {}: value {} and tolerance {} must be finite, tolerance >= 0",
                 e.id,

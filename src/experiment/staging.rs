@@ -63,6 +63,7 @@ impl Staging {
         let name = final_dir.file_name().unwrap_or_default().to_string_lossy();
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
+        remove_dead_staging(parent, &name);
         let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
@@ -103,11 +104,22 @@ impl Staging {
         std::fs::create_dir_all(&self.final_dir)
             .with_context(|| format!("cannot create {}", self.final_dir.display()))?;
         let old_manifest = self.final_dir.join("manifest.json");
+        let mut files = self.files()?;
+        // Outputs of the previous run that this run does not write (and its checks, which
+        // belong to the old numbers) go, so the folder never mixes two runs.
+        let mut stale = old_outputs(&old_manifest);
+        stale.push("checks.parquet".into());
         if old_manifest.exists() {
             std::fs::remove_file(&old_manifest)
                 .with_context(|| format!("cannot replace {}", old_manifest.display()))?;
         }
-        let mut files = self.files()?;
+        for f in stale.iter().filter(|f| !files.contains(f)) {
+            let p = self.final_dir.join(f);
+            if p.is_file() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove the stale {}", p.display()))?;
+            }
+        }
         files.sort_by_key(|f| f == "manifest.json");
         for f in files {
             std::fs::rename(self.dir.join(&f), self.final_dir.join(&f))
@@ -125,6 +137,47 @@ impl Drop for Staging {
             std::fs::remove_dir_all(&self.dir).ok();
         }
     }
+}
+
+/// Removes staging folders `.{name}.staging-PID` in `parent` left by processes that are gone
+/// (killed runs); on systems without `/proc` nothing is removed.
+fn remove_dead_staging(parent: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.staging-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            std::fs::remove_dir_all(e.path()).ok();
+        }
+    }
+}
+
+/// The outputs a manifest lists (plain file names only), or none.
+fn old_outputs(manifest: &Path) -> Vec<String> {
+    read_small(manifest, 16 << 20)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| {
+            v.get("outputs")?.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .filter(|f| !f.contains('/') && !f.contains('\\') && *f != "..")
+                    .map(String::from)
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// Regular files directly in `dir`, sorted by name.
