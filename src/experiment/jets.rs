@@ -2,8 +2,8 @@
 //! exact trellis, beam search and greedy, compare with the generator's tree, and write tables
 //! and charts.
 
+use super::chart::{save_chart, PairwiseDiffTable, ScatterByCategory};
 use super::config::{AlgorithmsSection, Config, DataSource};
-use super::plot::{save_chart, PairwiseDiffTable, ScatterByCategory};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::ginkgo::{generate_dataset, Jet, JetDataset};

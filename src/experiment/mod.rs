@@ -5,13 +5,13 @@
 //! them are written, so a failed run leaves no partial results. A re-run of an unchanged config
 //! whose outputs are all present is skipped (pass `force` to recompute).
 
+pub mod chart;
 pub mod config;
 pub mod cost_functions;
 pub mod dasgupta;
 pub mod flat;
 pub mod jets;
 pub mod pam50;
-pub mod plot;
 pub mod posterior;
 pub mod scaling;
 pub mod sparse;
