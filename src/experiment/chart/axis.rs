@@ -279,7 +279,7 @@ impl TickAxis {
         (base, Some(format_number(e, 0)))
     }
 
-    /// Whether tick labels are drawn by [`draw_mesh`](super::frame::draw_mesh) rather than plotters
+    /// Whether tick labels are drawn by `frame::draw_mesh` rather than plotters
     /// (powers of ten with superscript exponents).
     pub(super) fn custom_labels(&self) -> bool {
         self.log || self.sci.is_some()

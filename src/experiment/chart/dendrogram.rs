@@ -25,7 +25,8 @@ pub(super) fn leaf_category_color(c: usize) -> RGBColor {
 /// Colour of leaves without a category.
 const UNKNOWN_GREY: RGBColor = RGBColor(150, 150, 150);
 
-/// One dendrogram of a [`DendrogramChart`] or [`GraphAndTreesChart`].
+/// One dendrogram of a [`DendrogramChart`] or
+/// [`GraphAndTreesChart`](super::GraphAndTreesChart).
 #[derive(Debug, Clone)]
 pub struct DendrogramPanel {
     /// Title above the panel, e.g. `"greedy: energy 12.3, purity 0.71"`

@@ -335,7 +335,7 @@ pub(super) fn to_pixels<DB: DrawingBackend>(
 
 /// Font size and band height for panel titles at most `max_w` pixels wide:
 /// one line at the largest size from `LABEL_SIZE - 4` down to 20 at which
-/// every title fits, else two lines (see [`draw_lines`](super::text::draw_lines)) at the largest size
+/// every title fits, else two lines (see [`draw_lines`]) at the largest size
 /// down to 16 at which every title fits wrapped.
 pub(super) fn panel_title_font(titles: &[&str], max_w: f64) -> (f64, f64) {
     let titles: Vec<&str> = titles.iter().copied().filter(|t| !t.is_empty()).collect();

@@ -18,7 +18,8 @@ use super::{plot_err, Chart};
 /// with `|weight|` (1 to 8 px, relative to the largest), dark grey for
 /// positive and dashed red for negative weights, and the weight written at
 /// the edge if there are at most 30 edges. Right: the trees drawn as in
-/// [`DendrogramChart`] (y axis "cluster size"; category legend from `category_names`).
+/// [`DendrogramChart`](super::DendrogramChart) (y axis "cluster size";
+/// category legend from `category_names`).
 #[derive(Debug, Clone, Default)]
 pub struct GraphAndTreesChart {
     /// Title drawn above the figure.

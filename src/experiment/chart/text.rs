@@ -358,8 +358,9 @@ mod tests {
         let m = metrics().expect("font metrics");
         assert_eq!(m.units_per_em, 2048.0);
         assert_eq!(m.cap_height, 1462.0);
-        assert_eq!(m.px_per_unit, 1.0 / 2789.0); // hhea ascender 2189, descender -600
-                                                 // (character, glyph id, advance, left side bearing); ∝ is missing (glyph 0).
+        // hhea ascender 2189 minus descender -600.
+        assert_eq!(m.px_per_unit, 1.0 / 2789.0);
+        // (character, glyph id, advance, left side bearing); ∝ is missing (glyph 0).
         let measured: [(char, u16, f64, f64); 40] = [
             (' ', 3, 532.0, 0.0),
             ('0', 19, 1171.0, 100.0),
