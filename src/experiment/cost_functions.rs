@@ -19,8 +19,8 @@
 //! `claims.parquet` (claim, verdict, evidence) and `cost_functions.png/.svg` (DP of the MAP trees
 //! against the range over all trees and the uniform-tree mean).
 
+use super::chart::{save_chart, DotRangeChart, DotRangeRow};
 use super::config::Config;
-use super::plot::{save_chart, DotRangeChart, DotRangeRow};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::graphs::{planted_labels, WeightScheme};

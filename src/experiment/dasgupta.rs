@@ -7,11 +7,11 @@
 //! adversarial instance (`fig4_<k>.png/.svg`: the graph and both trees with their costs) and a
 //! summary chart of cost ratios (`cost_ratios.png/.svg`).
 
-use super::config::Config;
-use super::plot::{
+use super::chart::{
     format_number_exact, save_chart, DendrogramPanel, DotRangeChart, DotRangeRow,
     GraphAndTreesChart,
 };
+use super::config::Config;
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::graphs::{adversarial, planted_partition};

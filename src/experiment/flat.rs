@@ -13,8 +13,8 @@
 //! `fig2_affinity_vs_marginal`, `fig3_perturb_vs_exact`, `fig4_affinities`, `fig5_marginals`
 //! (PNG + SVG).
 
+use super::chart::{save_chart, HeatmapChart, ScatterByCategory};
 use super::config::Config;
-use super::plot::{save_chart, HeatmapChart, ScatterByCategory};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::pam50::{pearson, Pam50};

@@ -17,17 +17,15 @@
 //! re-run is skipped only when the config, the program (a hash of its executable), the input
 //! files' contents and every recorded output are unchanged (`force` recomputes).
 
+pub mod chart;
 pub mod check;
 pub mod config;
 pub mod kind;
 pub mod methods;
-pub mod plot;
 pub mod registry;
 pub mod staging;
 pub mod stats;
 pub mod table;
-
-pub use plot as chart;
 
 pub use kind::{Experiment, Kind, Results, RunContext};
 pub use registry::Registry;

@@ -13,8 +13,8 @@
 //! merge has the lowest energy) and average linkage on the correlations (the usual greedy
 //! agglomerative clustering of expression data).
 
+use super::chart::{save_chart, DendrogramChart, DendrogramPanel};
 use super::config::{Config, Weighting};
-use super::plot::{save_chart, DendrogramChart, DendrogramPanel};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::pam50::Pam50;

@@ -5,9 +5,9 @@
 //! posterior mass at each distinct log-likelihood value, and compares the two (and, if given,
 //! another sampler's draws) with a chi-square goodness-of-fit test.
 
+use super::chart::{save_chart, PosteriorMassChart};
 use super::config::Config;
 use super::jets::load_jets;
-use super::plot::{save_chart, PosteriorMassChart};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::exact::{FullTrellis, Marginals, PosteriorSampler};

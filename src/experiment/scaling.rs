@@ -2,8 +2,8 @@
 //! per N, log Z + MAP + finite-tree count (+ entropy) together, against the `3^N` law and the
 //! `(2N-3)!!` trees that enumeration would visit.
 
+use super::chart::{save_chart, LineChart, LineSeries};
 use super::config::Config;
-use super::plot::{save_chart, LineChart, LineSeries};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::ginkgo::generate_dataset;

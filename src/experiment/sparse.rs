@@ -10,9 +10,9 @@
 //! Reported per trellis: its sparsity index (encoded trees over `(2N-3)!!`) and the mean over the
 //! test jets of its MAP log-likelihood minus greedy's, beside the exact trellis and beam search.
 
+use super::chart::{save_chart, LineChart, LineSeries};
 use super::config::{Config, LeafOrder};
 use super::jets::{load_jets, mean_std};
-use super::plot::{save_chart, LineChart, LineSeries};
 use super::table::Table;
 use super::{Manifest, Staging};
 use crate::data::ginkgo::{generate_dataset, Jet};

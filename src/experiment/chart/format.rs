@@ -1,0 +1,61 @@
+//! Number formatting with typographic minus signs.
+
+/// Replaces a leading ASCII hyphen by a typographic minus sign (U+2212).
+pub(super) fn typographic_minus(s: String) -> String {
+    match s.strip_prefix('-') {
+        Some(rest) => format!("\u{2212}{rest}"),
+        None => s,
+    }
+}
+
+/// Formats `v` with `decimals` decimals and a typographic minus sign.
+pub fn format_number(v: f64, decimals: usize) -> String {
+    typographic_minus(format!("{v:.decimals$}"))
+}
+
+/// Formats `v` with at least `min` and at most `max` decimals: the fewest that show it exactly
+/// (to 1e-9), so that 1.01 stays "1.01" while 1.001 is not rounded to "1.00".
+pub fn format_number_exact(v: f64, min: usize, max: usize) -> String {
+    let decimals = (min..=max)
+        .find(|&d| {
+            let scale = 10f64.powi(d as i32);
+            ((v * scale).round() / scale - v).abs() <= 1e-9 * v.abs().max(1.0)
+        })
+        .unwrap_or(max);
+    format_number(v, decimals)
+}
+
+/// Formats an axis tick value: at most 6 decimals, trailing zeros dropped,
+/// typographic minus (`-30.0` gives `−30`, `0.25` stays `0.25`).
+pub fn format_tick(v: f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        return "0".to_owned();
+    }
+    typographic_minus(s.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_number_format_keeps_the_digits_that_matter() {
+        assert_eq!(format_number_exact(1.01, 2, 4), "1.01");
+        assert_eq!(format_number_exact(1.001, 2, 4), "1.001");
+        assert_eq!(format_number_exact(44.088, 2, 4), "44.088");
+        assert_eq!(format_number_exact(40.08, 2, 4), "40.08");
+        assert_eq!(format_number_exact(1.0, 2, 4), "1.00");
+        assert_eq!(format_number_exact(1.0 / 3.0, 2, 4), "0.3333");
+        assert_eq!(format_number_exact(-0.5, 2, 4), "−0.50");
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_tick(-30.0), "\u{2212}30");
+        assert_eq!(format_tick(0.25), "0.25");
+        assert_eq!(format_tick(-0.0000001), "0");
+        assert_eq!(format_number(-1.5, 2), "\u{2212}1.50");
+    }
+}

@@ -1,0 +1,268 @@
+//! Lines of series (solid or dashed, with or without markers), with an
+//! optional log y axis.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::axis::{padded_range, TickAxis};
+use super::color::qualitative_color;
+use super::frame::{blank, draw_axis_chart, max_y_ticks, to_pixels, FrameTexts, TickChart};
+use super::legend::{sample_segment, Legend, Swatch};
+use super::shapes::{draw_marker, polyline, Marker, MARKERS};
+use super::Chart;
+
+/// One series of a [`LineChart`].
+#[derive(Debug, Clone, Default)]
+pub struct LineSeries {
+    /// Legend name; series with an empty name get no legend entry.
+    pub name: String,
+    /// The points `(x, y)`, connected in the given order; non-finite points
+    /// (and, on a log axis, points with `y <= 0`) are skipped and break the line.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed line (for reference curves such as "3^N slope" or "(2N-3)!! trees"), solid otherwise.
+    pub dashed: bool,
+    /// Draw a marker at each point (for measured data).
+    pub markers: bool,
+}
+
+/// Lines (e.g. wall time against problem size with reference curves), with
+/// an optional log y axis labelled at powers of ten (`10³`, `2×10⁻¹`).
+/// Series get colours from [`qualitative_color`] in order; series with
+/// markers also get distinct marker shapes. Axis ranges cover every
+/// drawable point; the legend goes into the plot region covering the least
+/// data, or to the right of the plot if every region is occupied.
+#[derive(Debug, Clone, Default)]
+pub struct LineChart {
+    /// The series, drawn in order (later ones on top).
+    pub series: Vec<LineSeries>,
+    /// Title drawn above the plot.
+    pub title: String,
+    /// X axis description.
+    pub x_label: String,
+    /// Y axis description.
+    pub y_label: String,
+    /// Logarithmic y axis (base 10), e.g. wall time against N.
+    pub log_y: bool,
+    /// Integer ticks on the x axis (e.g. N = 8, 10, ..., 22).
+    pub integer_x: bool,
+}
+
+impl LineChart {
+    /// Drawable runs of each series, in axis units (log10 of y on a log axis).
+    fn runs(&self) -> Vec<Vec<Vec<(f64, f64)>>> {
+        self.series
+            .iter()
+            .map(|s| {
+                let mut runs = vec![Vec::new()];
+                for &(x, y) in &s.points {
+                    let y = if self.log_y {
+                        if y > 0.0 {
+                            y.log10()
+                        } else {
+                            f64::NAN
+                        }
+                    } else {
+                        y
+                    };
+                    if x.is_finite() && y.is_finite() {
+                        if let Some(run) = runs.last_mut() {
+                            run.push((x, y));
+                        }
+                    } else if runs.last().is_some_and(|r| !r.is_empty()) {
+                        runs.push(Vec::new());
+                    }
+                }
+                runs.retain(|r| !r.is_empty());
+                runs
+            })
+            .collect()
+    }
+}
+
+impl Chart for LineChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        blank(area)?;
+        let runs = self.runs();
+        let all = || runs.iter().flatten().flatten();
+
+        let y_axis = if self.log_y {
+            let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p.1), hi.max(p.1))
+            });
+            let (lo, hi) = if lo <= hi { (lo, hi) } else { (-1.0, 1.0) };
+            let pad = (0.04 * (hi - lo)).max(0.1);
+            TickAxis::log10(lo - pad, hi + pad, max_y_ticks(area, &self.title, 9))
+        } else {
+            let (y0, y1) = padded_range(all().map(|p| p.1), 0.05);
+            TickAxis::linear(y0, y1, max_y_ticks(area, &self.title, 9), false)
+        };
+        let x_range = padded_range(all().map(|p| p.0), 0.04);
+
+        // Colours and marker shapes.
+        let styles: Vec<(RGBColor, Option<Marker>)> = {
+            let mut k_marker = 0;
+            self.series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let marker = s.markers.then(|| {
+                        k_marker += 1;
+                        MARKERS[(k_marker - 1) % MARKERS.len()]
+                    });
+                    (qualitative_color(i), marker)
+                })
+                .collect()
+        };
+        let legend = Legend {
+            entries: self
+                .series
+                .iter()
+                .zip(&styles)
+                .filter(|(s, _)| !s.name.is_empty())
+                .map(|(s, &(color, marker))| {
+                    (
+                        Swatch::Line {
+                            color,
+                            dashed: s.dashed,
+                            marker,
+                        },
+                        s.name.clone(),
+                    )
+                })
+                .collect(),
+        };
+        let obstacles = |chart: &TickChart<'_, DB>| {
+            let px = to_pixels(area, chart);
+            let mut obstacles = Vec::new();
+            for run in runs.iter().flatten() {
+                for w in run.windows(2) {
+                    sample_segment(px(w[0].0, w[0].1), px(w[1].0, w[1].1), &mut obstacles);
+                }
+                if let [p] = run[..] {
+                    obstacles.push(px(p.0, p.1));
+                }
+            }
+            obstacles
+        };
+        let texts = FrameTexts {
+            title: &self.title,
+            x_label: &self.x_label,
+            y_label: &self.y_label,
+        };
+        let x = (x_range, self.integer_x);
+        draw_axis_chart(area, &texts, x, &y_axis, &legend, obstacles, |_, px| {
+            for ((s, runs), &(color, marker)) in self.series.iter().zip(&runs).zip(&styles) {
+                for run in runs {
+                    let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
+                    polyline(area, &pts, color.stroke_width(2), s.dashed)?;
+                    if let Some(m) = marker {
+                        for &p in &pts {
+                            draw_marker(area, m, p, 4.5, color.to_rgba())?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::chart::save_chart;
+    use crate::experiment::chart::test_util::{check_outputs, temp_dir};
+
+    /// A scaling chart: measured times, a fit and a reference reaching 1e17 s.
+    fn sample_lines() -> LineChart {
+        let measured: Vec<(f64, f64)> = (8..=20)
+            .map(|n| (f64::from(n), 0.0001 * 3f64.powi(n - 8) / 2.0))
+            .collect();
+        let fit = (8..=22)
+            .map(|n| (f64::from(n), 0.00006 * 3f64.powi(n - 8)))
+            .collect();
+        let trees = (8..=22)
+            .map(|n| {
+                let double_factorial: f64 = (1..=(2 * n - 3)).step_by(2).map(f64::from).product();
+                (f64::from(n), double_factorial * 1e-8)
+            })
+            .collect();
+        LineChart {
+            series: vec![
+                LineSeries {
+                    name: "trellis (measured)".into(),
+                    points: measured,
+                    dashed: false,
+                    markers: true,
+                },
+                LineSeries {
+                    name: "c\u{b7}3^N fit".into(),
+                    points: fit,
+                    dashed: true,
+                    markers: false,
+                },
+                LineSeries {
+                    name: "(2N\u{2212}3)!! trees \u{d7} 10 ns".into(),
+                    points: trees,
+                    dashed: true,
+                    markers: false,
+                },
+            ],
+            title: "Wall time against N".into(),
+            x_label: "number of leaves N".into(),
+            y_label: "wall time (s)".into(),
+            log_y: true,
+            integer_x: true,
+        }
+    }
+
+    #[test]
+    fn line_chart_renders_png_and_svg() {
+        let dir = temp_dir("lines");
+        let chart = sample_lines();
+        let (png, svg) = save_chart(&dir.join("scaling"), 900, 700, &chart).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert!(
+            svg.contains("(2N\u{2212}3)!! trees"),
+            "legend missing from SVG"
+        );
+        assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 40);
+        // Linear axes, with scientific tick labels for the large values.
+        let linear = LineChart {
+            log_y: false,
+            ..chart
+        };
+        let (png, svg) = save_chart(&dir.join("linear"), 900, 700, &linear).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert!(svg.contains("\u{d7}10"), "scientific tick labels missing");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn degenerate_line_charts_do_not_fail() {
+        let dir = temp_dir("degenerate-lines");
+        save_chart(&dir.join("l0"), 400, 300, &LineChart::default()).unwrap();
+        let odd = LineChart {
+            series: vec![
+                LineSeries {
+                    name: "non-positive".into(),
+                    points: vec![(1.0, 0.0), (2.0, -1.0), (f64::NAN, 1.0)],
+                    dashed: true,
+                    markers: true,
+                },
+                LineSeries {
+                    name: String::new(),
+                    points: vec![(5.0, 3e-3)],
+                    dashed: false,
+                    markers: true,
+                },
+            ],
+            log_y: true,
+            integer_x: true,
+            ..Default::default()
+        };
+        save_chart(&dir.join("l1"), 300, 200, &odd).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
