@@ -14,7 +14,7 @@ use trellis_lab::experiment::Registry;
 fn table1_differences_match_the_paper() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/jets.toml");
     let cfg = load(&Registry::builtin(), &path).unwrap();
-    let jc: JetsConfig = serde_json::from_value(cfg.value.clone()).unwrap();
+    let jc: JetsConfig = cfg.typed().unwrap();
     let ds = jc
         .jets
         .load(cfg.experiment.seed, &cfg.experiment.name)

@@ -76,6 +76,15 @@ pub struct Config {
 }
 
 impl Config {
+    /// The kind's own config (every section but `[experiment]`) as its typed struct.
+    pub fn typed<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        let mut v = self.value.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("experiment");
+        }
+        serde_json::from_value(v)
+    }
+
     /// Where this config's results go.
     pub fn results_dir(&self) -> PathBuf {
         self.experiment.output_dir.join(&self.experiment.name)

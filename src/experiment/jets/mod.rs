@@ -10,6 +10,8 @@
 mod figures;
 mod run;
 mod source;
+#[cfg(test)]
+mod tests;
 
 pub use run::{check_exact_limits, score_jet, write_jets_table, write_table1, JetScores, Table1};
 pub use source::{DataSource, JetType, JetsSection, MAX_JETS};
