@@ -26,6 +26,8 @@ pub mod registry;
 pub mod staging;
 pub mod stats;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use kind::{Experiment, Kind, Results, RunContext};
 pub use registry::Registry;
