@@ -48,6 +48,7 @@ macro_rules! registry {
 
 registry! {
     jets => Jets,
+    posterior_sampling => PosteriorSampling,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
