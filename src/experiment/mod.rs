@@ -49,6 +49,7 @@ macro_rules! registry {
 registry! {
     jets => Jets,
     posterior_sampling => PosteriorSampling,
+    scaling => Scaling,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
