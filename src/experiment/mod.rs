@@ -50,6 +50,7 @@ registry! {
     jets => Jets,
     posterior_sampling => PosteriorSampling,
     scaling => Scaling,
+    sparse => Sparse,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
