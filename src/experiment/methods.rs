@@ -282,4 +282,25 @@ impl MethodsSection {
         }
         Ok(())
     }
+
+    /// For kinds that read only some keys of `[methods]`: an error naming the first key set to
+    /// something other than its default that is not in `used`.
+    pub fn check_only(&self, kind: &str, used: &[&str]) -> Result<(), String> {
+        let (ours, default) = (
+            serde_json::to_value(self).unwrap_or_default(),
+            serde_json::to_value(MethodsSection::default()).unwrap_or_default(),
+        );
+        let set = ours
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(k, v)| !used.contains(&k.as_str()) && default.get(k.as_str()) != Some(*v));
+        match set {
+            Some((k, _)) => Err(format!(
+                "methods.{k} does not apply to experiment.kind = {kind:?} (it reads only methods.{}); remove it",
+                used.join(", methods.")
+            )),
+            None => Ok(()),
+        }
+    }
 }

@@ -26,6 +26,8 @@ pub mod registry;
 pub mod staging;
 pub mod stats;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use kind::{Experiment, Kind, Results, RunContext};
 pub use registry::Registry;
@@ -46,6 +48,9 @@ macro_rules! registry {
 
 registry! {
     jets => Jets,
+    posterior_sampling => PosteriorSampling,
+    scaling => Scaling,
+    sparse => Sparse,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

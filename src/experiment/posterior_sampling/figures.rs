@@ -1,0 +1,94 @@
+//! Figure 6, drawn from `posterior_samples.parquet` and `summary.parquet` alone.
+
+use crate::experiment::chart::{save_chart, PosteriorMassChart};
+use crate::experiment::kind::Results;
+use crate::experiment::stats::thousands;
+use crate::experiment::table::{f64_column, str_column};
+use anyhow::{anyhow, Result};
+use polars::prelude::DataFrame;
+use std::path::Path;
+
+/// The values of a column whose every entry is set.
+fn all(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    f64_column(df, name)?
+        .into_iter()
+        .map(|v| v.ok_or_else(|| anyhow!("column {name} has an empty entry")))
+        .collect()
+}
+
+/// `summary.parquet`: the jet's name and one value per quantity, in table order.
+pub struct Summary {
+    /// The jet's name.
+    pub jet: String,
+    /// (quantity, value) per row.
+    pub rows: Vec<(String, Option<f64>)>,
+}
+
+impl Summary {
+    /// Reads `summary.parquet` of `results`.
+    pub fn read(results: &Results) -> Result<Summary> {
+        let s = results.table("summary")?;
+        let jet = str_column(&s, "jet")?
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("summary.parquet is empty"))?;
+        let rows = str_column(&s, "quantity")?
+            .into_iter()
+            .zip(f64_column(&s, "value")?)
+            .collect();
+        Ok(Summary { jet, rows })
+    }
+
+    /// The value of `quantity`, if the table has it.
+    pub fn get(&self, quantity: &str) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|(q, _)| q == quantity)
+            .and_then(|(_, v)| *v)
+    }
+
+    /// The value of `quantity`, or an error naming it.
+    pub fn need(&self, quantity: &str) -> Result<f64> {
+        self.get(quantity)
+            .ok_or_else(|| anyhow!("summary.parquet has no {quantity}"))
+    }
+}
+
+/// Draws `fig6_posterior_sampling.png/.svg` into `out`.
+pub fn draw(results: &Results, out: &Path) -> Result<()> {
+    let s = Summary::read(results)?;
+    let (get, need) = (|k: &str| s.get(k), |k: &str| s.need(k));
+    let jet = &s.jet;
+
+    let p = results.table("posterior_samples")?;
+    let mut samples = vec![(
+        format!(
+            "trellis sampler, {} draws",
+            thousands(need("n_samples")? as u128)
+        ),
+        all(&p, "trellis_sampler_frequency")?,
+    )];
+    if let Some(nref) = get("reference_n_samples") {
+        samples.push((
+            format!("reference sampler, {} draws", thousands(nref as u128)),
+            all(&p, "reference_sampler_frequency")?,
+        ));
+    }
+    let chart = PosteriorMassChart {
+        values: all(&p, "log_likelihood")?,
+        exact: all(&p, "exact_probability")?,
+        samples,
+        truth: get("truth_log_likelihood"),
+        title: format!(
+            "Figure 6: posterior over trees of jet {jet} (N = {}, {} trees, χ² p = {:.2})",
+            need("n_leaves")? as usize,
+            need("n_trees_finite")? as u128,
+            need("chi2_by_tree_p_value")?
+        ),
+        x_label: "log-likelihood of the tree".into(),
+        y_label: "posterior probability".into(),
+        exact_label: "exact posterior mass".into(),
+    };
+    save_chart(&out.join("fig6_posterior_sampling"), 1100, 750, &chart)?;
+    Ok(())
+}

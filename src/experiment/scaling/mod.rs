@@ -1,0 +1,158 @@
+//! `kind = "scaling"`: wall time and memory of the exact trellis against the number of leaves
+//! N. One generated jet per N; log Z + MAP + finite-tree count (+ entropy) together, against
+//! the `3^N` law and the `(2N-3)!!` trees that enumeration would visit.
+//!
+//! Config: `[jets]` (the generator's settings, [`JetsSection`]; `source = "generate"`, no
+//! `n_jets` and no leaf range: the sizes come from `[scaling]`), `[scaling]`
+//! ([`ScalingSection`]) and optionally `[methods]`, of which only `max_exact_leaves` applies.
+//! Outputs: `scaling.parquet` (one row per N: timings, memory and the exact numbers) and
+//! `scaling.png/.svg`. The timings differ from run to run; [`Experiment::measures`] reads only
+//! the exact numbers.
+
+mod figures;
+mod run;
+#[cfg(test)]
+mod tests;
+
+pub use run::{n_splits, peak_rss_bytes};
+
+use crate::experiment::check::Measure;
+use crate::experiment::jets::{DataSource, JetsSection};
+use crate::experiment::kind::{Experiment, Results, RunContext};
+use crate::experiment::methods::MethodsSection;
+use crate::experiment::table::{f64_column, u64_column};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The scaling kind.
+pub struct Scaling;
+
+/// `kind = "scaling"`: `[jets]`, `[scaling]` and optionally `[methods]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingConfig {
+    /// The generator's settings (`source = "generate"`; the jet type and physics keys apply,
+    /// `max_tries` is per size and defaults to 1,000,000).
+    pub jets: JetsSection,
+    /// Only `max_exact_leaves` applies (the exact trellis's size limit, default 22).
+    #[serde(default)]
+    pub methods: MethodsSection,
+    /// Which sizes.
+    pub scaling: ScalingSection,
+}
+
+/// `[scaling]`: the exact trellis on one generated jet per N.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingSection {
+    /// Smallest N (at least 2).
+    pub n_min: usize,
+    /// Largest N (at most `methods.max_exact_leaves`).
+    pub n_max: usize,
+    /// Step between sizes (default 1).
+    #[serde(default = "one")]
+    pub step: usize,
+    /// Timed runs per N; the fastest is reported (default 1).
+    #[serde(default = "one")]
+    pub repeats: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl ScalingSection {
+    /// The sizes measured: `n_min..=n_max` by `step`.
+    pub fn sizes(&self) -> Vec<usize> {
+        (self.n_min..=self.n_max).step_by(self.step.max(1)).collect()
+    }
+}
+
+impl Experiment for Scaling {
+    type Config = ScalingConfig;
+
+    fn name(&self) -> &'static str {
+        "scaling"
+    }
+
+    fn about(&self) -> &'static str {
+        "wall time and memory of the exact trellis against the number of leaves"
+    }
+
+    fn resolve_paths(&self, cfg: &mut ScalingConfig, base: &Path) {
+        cfg.jets.resolve_paths(base);
+    }
+
+    fn validate(&self, cfg: &ScalingConfig) -> Result<(), String> {
+        if cfg.jets.source != DataSource::Generate {
+            return Err(
+                "kind = \"scaling\" generates its jets: set jets.source = \"generate\"".into(),
+            );
+        }
+        if cfg.jets.min_leaves.is_some() || cfg.jets.max_leaves.is_some() {
+            return Err("jets.min_leaves and jets.max_leaves do not apply to kind = \"scaling\" (the sizes are scaling.n_min..=n_max); remove them".into());
+        }
+        cfg.jets.validate(false)?;
+        cfg.methods.validate()?;
+        cfg.methods.check_only(self.name(), &["max_exact_leaves"])?;
+        let s = &cfg.scaling;
+        if s.n_min < 2 || s.n_min > s.n_max || s.step == 0 || s.repeats == 0 {
+            return Err(
+                "scaling needs 2 <= scaling.n_min <= scaling.n_max, scaling.step >= 1 and scaling.repeats >= 1".into(),
+            );
+        }
+        if s.n_max > cfg.methods.max_exact_leaves {
+            return Err(format!(
+                "scaling.n_max = {} exceeds methods.max_exact_leaves = {}; raise max_exact_leaves (each extra leaf triples the time) or lower n_max",
+                s.n_max, cfg.methods.max_exact_leaves
+            ));
+        }
+        Ok(())
+    }
+
+    fn inputs(&self, cfg: &ScalingConfig) -> Vec<PathBuf> {
+        cfg.jets.inputs()
+    }
+
+    fn run(&self, cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
+        run::run(cfg, ctx)
+    }
+
+    fn figures(&self, results: &Results, out: &Path) -> Result<()> {
+        figures::draw(results, out)
+    }
+
+    fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
+        measures(results)
+    }
+
+    fn expected(&self) -> &'static str {
+        include_str!("expected.toml")
+    }
+}
+
+/// The timing-free numbers of `scaling.parquet`, per N: `scaling.n<N>.log_z`,
+/// `.map_log_likelihood`, `.n_trees_finite` and `.entropy_nats`.
+pub fn measures(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("scaling")?;
+    let n = u64_column(&t, "n_leaves")?;
+    let mut out = Vec::new();
+    for (col, what) in [
+        ("log_z", "log partition function"),
+        ("map_log_likelihood", "MAP log-likelihood"),
+        ("n_trees_finite", "trees with finite likelihood"),
+        ("entropy_nats", "posterior entropy (nats)"),
+    ] {
+        let v = f64_column(&t, col)?;
+        for (n, v) in n.iter().zip(v) {
+            let n = n.unwrap_or(0);
+            out.push(Measure::new(
+                format!("scaling.n{n}.{col}"),
+                format!("exact trellis, N = {n}: {what}"),
+                v.unwrap_or(f64::NAN),
+            ));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,113 @@
+//! The scaling run: one generated jet per N, the exact trellis timed on each; `scaling.parquet`.
+
+use super::ScalingConfig;
+use crate::data::ginkgo::generate_dataset;
+use crate::exact::FullTrellis;
+use crate::experiment::kind::RunContext;
+use crate::experiment::table::Table;
+use crate::tree::n_binary_trees;
+use anyhow::{Context, Result};
+use std::time::Instant;
+
+/// Generator tries per size when `jets.max_tries` is absent.
+const DEFAULT_MAX_TRIES: usize = 1_000_000;
+
+/// Split evaluations of a full trellis over `n` leaves: `(3^N + 1)/2 - 2^N`.
+pub fn n_splits(n: usize) -> f64 {
+    (3f64.powi(n as i32) + 1.0) / 2.0 - 2f64.powi(n as i32)
+}
+
+/// One measured size.
+struct Row {
+    n: usize,
+    seconds: f64,
+    peak: Option<u64>,
+    log_z: f64,
+    map: f64,
+    n_finite: u128,
+    entropy: f64,
+}
+
+/// Resets the kernel's record of this process's peak resident memory (Linux; best effort).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident memory of this process in bytes since the last reset (Linux), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs the scaling kind.
+pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
+    let sc = &cfg.scaling;
+    let params = cfg.jets.generator_params();
+    let max_tries = cfg.jets.max_tries.unwrap_or(DEFAULT_MAX_TRIES);
+    let sizes = sc.sizes();
+    let mut rows: Vec<Row> = Vec::new();
+    let pb = crate::experiment::progress_bar(sizes.len() as u64, "sizes");
+    for &n in &sizes {
+        let ds = generate_dataset(
+            &params,
+            1,
+            n,
+            n,
+            ctx.seed().wrapping_add(n as u64),
+            max_tries,
+            "scaling",
+        )
+        .with_context(|| format!("generating a jet with {n} leaves"))?;
+        let m = ds.jets[0].model();
+        // The build alone is timed, so the trellis is built directly rather than through
+        // `Method::Trellis` (which also extracts and prints the MAP tree).
+        let mut best = f64::INFINITY;
+        let mut last: Option<FullTrellis> = None;
+        let mut peak = None;
+        for _ in 0..sc.repeats {
+            drop(last.take()); // free the previous tables before the next run
+            reset_peak_rss();
+            let t0 = Instant::now();
+            let t = FullTrellis::build_with_limit(&m, cfg.methods.max_exact_leaves)?;
+            best = best.min(t0.elapsed().as_secs_f64());
+            peak = peak_rss_bytes();
+            last = Some(t);
+        }
+        let t = last.context("scaling.repeats must be at least 1")?;
+        rows.push(Row {
+            n,
+            seconds: best,
+            peak,
+            log_z: t.log_partition(),
+            map: t.map_log_likelihood(),
+            n_finite: t.n_trees_finite(),
+            entropy: t.entropy(),
+        });
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+
+    let col = |f: &dyn Fn(&Row) -> f64| rows.iter().map(|r| Some(f(r))).collect::<Vec<_>>();
+    Table::new()
+        .u64(
+            "n_leaves",
+            &rows.iter().map(|r| Some(r.n as u64)).collect::<Vec<_>>(),
+        )
+        .f64("seconds", &col(&|r| r.seconds))
+        .f64("split_evaluations", &col(&|r| n_splits(r.n)))
+        .f64("splits_per_second", &col(&|r| n_splits(r.n) / r.seconds))
+        .u64(
+            "peak_rss_bytes",
+            &rows.iter().map(|r| r.peak).collect::<Vec<_>>(),
+        )
+        .f64("log_z", &col(&|r| r.log_z))
+        .f64("map_log_likelihood", &col(&|r| r.map))
+        .f64("n_trees_finite", &col(&|r| r.n_finite as f64))
+        .f64("n_trees_total", &col(&|r| n_binary_trees(r.n) as f64))
+        .f64("entropy_nats", &col(&|r| r.entropy))
+        .write_parquet(&ctx.path("scaling.parquet"))?;
+    ctx.manifest.set("sizes", &sizes);
+    Ok(())
+}
