@@ -192,6 +192,18 @@ impl Tree {
 
     /// Canonical Newick with leaf labels given by `name`.
     pub fn to_newick_with(&self, name: impl Fn(usize) -> String) -> String {
+        self.newick(&name, true)
+    }
+
+    /// Newick with integer leaf labels and every node's children in the tree's own order (the
+    /// order the algorithm joined them in, which charts draw left to right), e.g. `(2,(1,0));`.
+    /// [`Tree::from_newick`] reads it back in that order; [`Tree::to_newick`] is the canonical
+    /// form of the same tree.
+    pub fn to_newick_as_built(&self) -> String {
+        self.newick(&|i| i.to_string(), false)
+    }
+
+    fn newick(&self, name: &dyn Fn(usize) -> String, canonical: bool) -> String {
         let cl = self.node_clusters();
         let mut s = String::new();
         fn write(
@@ -199,25 +211,26 @@ impl Tree {
             v: usize,
             cl: &[Subset],
             name: &dyn Fn(usize) -> String,
+            canonical: bool,
             s: &mut String,
         ) {
             match t.nodes[v] {
                 Node::Leaf(i) => s.push_str(&name(i)),
                 Node::Internal(l, r) => {
-                    let (a, b) = if cl[l].lowest() < cl[r].lowest() {
+                    let (a, b) = if !canonical || cl[l].lowest() < cl[r].lowest() {
                         (l, r)
                     } else {
                         (r, l)
                     };
                     s.push('(');
-                    write(t, a, cl, name, s);
+                    write(t, a, cl, name, canonical, s);
                     s.push(',');
-                    write(t, b, cl, name, s);
+                    write(t, b, cl, name, canonical, s);
                     s.push(')');
                 }
             }
         }
-        write(self, self.root, &cl, &name, &mut s);
+        write(self, self.root, &cl, name, canonical, &mut s);
         s.push(';');
         s
     }
@@ -428,6 +441,16 @@ mod tests {
         assert_eq!(t, v);
         let w = Tree::from_newick("(((0,2),1),3);").unwrap();
         assert_ne!(t, w);
+    }
+
+    #[test]
+    fn newick_as_built_keeps_the_order_of_children() {
+        let t = Tree::join(Tree::leaf(2), Tree::join(Tree::leaf(1), Tree::leaf(0)));
+        assert_eq!(t.to_newick_as_built(), "(2,(1,0));");
+        assert_eq!(t.to_newick(), "((0,1),2);");
+        let u = Tree::from_newick(&t.to_newick_as_built()).unwrap();
+        assert_eq!(u.to_newick_as_built(), "(2,(1,0));");
+        assert_eq!(t, u);
     }
 
     #[test]

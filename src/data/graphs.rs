@@ -174,7 +174,7 @@ impl AdversarialParams {
         }
         if 2 * self.n_pairs > limit {
             return Err(format!(
-                "dasgupta.adversarial: n_pairs = {} gives {} points, above algorithms.max_exact_leaves = {limit}",
+                "dasgupta.adversarial: n_pairs = {} gives {} points, above methods.max_exact_leaves = {limit}; lower n_pairs or raise methods.max_exact_leaves",
                 self.n_pairs,
                 2 * self.n_pairs
             ));

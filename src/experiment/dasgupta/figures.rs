@@ -1,0 +1,190 @@
+//! Figure 4 (per adversarial instance) and the cost-ratio summary, drawn from
+//! `dasgupta.parquet`, `graphs.parquet` and `points.parquet` alone.
+
+use crate::experiment::chart::{
+    format_number_exact, save_chart, DendrogramPanel, DotRangeChart, DotRangeRow,
+    GraphAndTreesChart,
+};
+use crate::experiment::kind::Results;
+use crate::experiment::table::{f64_column, str_column, u64_column};
+use crate::tree::Tree;
+use anyhow::{anyhow, bail, Context, Result};
+use polars::prelude::DataFrame;
+use std::path::Path;
+
+/// Draws `fig4_<k>.png/.svg` for every adversarial instance and `cost_ratios.png/.svg`.
+pub fn draw(results: &Results, out: &Path) -> Result<()> {
+    let t = results.table("dasgupta")?;
+    let graphs = Graphs::read(results)?;
+    let family = str_column(&t, "family")?;
+    let instance = u64_column(&t, "instance")?;
+    let n_points = u64_column(&t, "n_points")?;
+    let description = str_column(&t, "description")?;
+    let map_cost = f64_column(&t, "map_cost")?;
+    let linkage_cost = f64_column(&t, "average_linkage_cost")?;
+    let map_tree = str_column(&t, "map_newick_as_built")?;
+    let linkage_tree = str_column(&t, "average_linkage_newick_as_built")?;
+    let tree = |text: &str| {
+        Tree::from_newick(text).with_context(|| format!("dasgupta.parquet: tree {text:?}"))
+    };
+    let cost = |c: Option<f64>| c.ok_or_else(|| anyhow!("dasgupta.parquet: a cost is missing"));
+
+    // Figure 4: the graph and both trees, per adversarial instance.
+    for i in (0..t.height()).filter(|&i| family[i] == "adversarial") {
+        let k = instance[i].ok_or_else(|| anyhow!("dasgupta.parquet: no instance"))?;
+        let n = n_points[i].unwrap_or(0) as usize;
+        let g = graphs.of("adversarial", k, n)?;
+        let labels: Vec<String> = (0..n).map(|i| (i + 1).to_string()).collect();
+        let panel = |title: String, tree: Tree| DendrogramPanel {
+            title,
+            tree,
+            leaf_labels: labels.clone(),
+            leaf_category: g.groups.iter().map(|&x| Some(x)).collect(),
+        };
+        let chart = GraphAndTreesChart {
+            title: format!(
+                "Dasgupta's cost: average linkage vs exact MAP ({})",
+                description[i]
+            ),
+            weights: g.weights,
+            node_labels: labels.clone(),
+            trees: vec![
+                panel(
+                    format!(
+                        "average linkage: cost {}",
+                        format_number_exact(cost(linkage_cost[i])?, 2, 4)
+                    ),
+                    tree(&linkage_tree[i])?,
+                ),
+                panel(
+                    format!(
+                        "exact MAP (trellis): cost {}",
+                        format_number_exact(cost(map_cost[i])?, 2, 4)
+                    ),
+                    tree(&map_tree[i])?,
+                ),
+            ],
+            graph_title: format!("graph ({n} points)"),
+            category_names: g.group_names,
+            node_order: g.circle_order,
+        };
+        save_chart(&out.join(format!("fig4_{k}")), 1800, 800, &chart)?;
+    }
+
+    // Summary: cost ratios per family and method.
+    let mut rows = Vec::new();
+    for fam in ["adversarial", "planted"] {
+        for (method, column) in [
+            ("average linkage", "average_linkage_ratio"),
+            ("local greedy", "greedy_ratio"),
+        ] {
+            let ratio = f64_column(&t, column)?;
+            let v: Vec<f64> = (0..t.height())
+                .filter(|&i| family[i] == fam)
+                .filter_map(|i| ratio[i])
+                .filter(|x| x.is_finite())
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let mut points: Vec<(usize, f64)> = v.iter().map(|&x| (0, x)).collect();
+            points.push((1, mean));
+            rows.push(DotRangeRow {
+                label: format!("{fam} ({}), {method}", v.len()),
+                range: Some((lo, hi)),
+                points,
+            });
+        }
+    }
+    let chart = DotRangeChart {
+        title: "Dasgupta's cost of greedy trees relative to the exact MAP tree".into(),
+        rows,
+        series_names: vec!["one graph".into(), "mean".into()],
+        x_label: "cost / exact MAP cost (1 = optimal)".into(),
+        range_label: "range over graphs".into(),
+        x_range: None,
+    };
+    save_chart(&out.join("cost_ratios"), 1400, 700, &chart)?;
+    Ok(())
+}
+
+/// `graphs.parquet` and `points.parquet`, read once.
+struct Graphs {
+    edges: DataFrame,
+    points: DataFrame,
+}
+
+/// What Figure 4 draws of one graph.
+struct Graph {
+    /// Full symmetric weight matrix (zero where there is no edge).
+    weights: Vec<Vec<f64>>,
+    /// Group of each point.
+    groups: Vec<usize>,
+    /// Name of each group.
+    group_names: Vec<String>,
+    /// Points in their order around the circle (empty: index order).
+    circle_order: Vec<usize>,
+}
+
+impl Graphs {
+    fn read(results: &Results) -> Result<Graphs> {
+        Ok(Graphs {
+            edges: results.table("graphs")?,
+            points: results.table("points")?,
+        })
+    }
+
+    /// The graph `instance` of `family`, with `n` points.
+    fn of(&self, family: &str, instance: u64, n: usize) -> Result<Graph> {
+        let (e, p) = (&self.edges, &self.points);
+        let mut weights = vec![vec![0.0; n]; n];
+        let (fam, idx) = (str_column(e, "family")?, u64_column(e, "instance")?);
+        let (ii, jj, ww) = (u64_column(e, "i")?, u64_column(e, "j")?, f64_column(e, "weight")?);
+        for r in (0..e.height()).filter(|&r| fam[r] == family && idx[r] == Some(instance)) {
+            let (i, j) = (ii[r].unwrap_or(u64::MAX) as usize, jj[r].unwrap_or(u64::MAX) as usize);
+            if i >= n || j >= n {
+                bail!("graphs.parquet: edge ({i}, {j}) of {family} graph {instance} is out of range 0..{n}");
+            }
+            let w = ww[r].unwrap_or(f64::NAN);
+            weights[i][j] = w;
+            weights[j][i] = w;
+        }
+        let (fam, idx) = (str_column(p, "family")?, u64_column(p, "instance")?);
+        let point = u64_column(p, "point")?;
+        let group = u64_column(p, "group")?;
+        let group_name = str_column(p, "group_name")?;
+        let position = u64_column(p, "circle_position")?;
+        let mut groups = vec![0; n];
+        let mut group_names: Vec<String> = Vec::new();
+        let mut at: Vec<(u64, usize)> = Vec::new();
+        let mut seen = 0;
+        for r in (0..p.height()).filter(|&r| fam[r] == family && idx[r] == Some(instance)) {
+            let (i, g) = (point[r].unwrap_or(u64::MAX) as usize, group[r].unwrap_or(0) as usize);
+            if i >= n {
+                bail!("points.parquet: point {i} of {family} graph {instance} is out of range 0..{n}");
+            }
+            groups[i] = g;
+            if group_names.len() <= g {
+                group_names.resize(g + 1, String::new());
+            }
+            group_names[g] = group_name[r].clone();
+            if let Some(k) = position[r] {
+                at.push((k, i));
+            }
+            seen += 1;
+        }
+        if seen != n {
+            bail!("points.parquet lists {seen} points of {family} graph {instance}, not {n}");
+        }
+        at.sort();
+        Ok(Graph {
+            weights,
+            groups,
+            group_names,
+            circle_order: at.into_iter().map(|(_, i)| i).collect(),
+        })
+    }
+}
