@@ -52,6 +52,7 @@ registry! {
     scaling => Scaling,
     sparse => Sparse,
     dasgupta => Dasgupta,
+    pam50 => Pam50,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -123,6 +123,7 @@ impl Experiment for Dasgupta {
 
     fn validate(&self, cfg: &DasguptaConfig) -> Result<(), String> {
         cfg.methods.validate()?;
+        cfg.methods.check_only("dasgupta", &["max_exact_leaves"])?;
         let d = &cfg.dasgupta;
         positive("dasgupta.beta", d.beta)?;
         if d.adversarial.is_empty() && d.planted.is_none() {
