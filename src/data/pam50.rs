@@ -6,7 +6,7 @@ use crate::model::weights::{WeightError, WeightMatrix};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Problems reading the pam50 files.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,9 @@ pub enum Pam50Error {
     /// The weights could not be formed.
     #[error("weights: {0}")]
     Weights(#[from] WeightError),
+    /// The subsample asked for is too small or too large (the message names the keys to change).
+    #[error("{0}")]
+    Subsample(String),
 }
 
 /// Expression values and subtype labels.
@@ -55,12 +58,50 @@ fn read(path: &Path) -> Result<String, Pam50Error> {
 }
 
 impl Pam50 {
+    /// The two files [`Pam50::load`] reads from `dir`: the expression values and the labels.
+    pub fn files(dir: &Path) -> [PathBuf; 2] {
+        [
+            dir.join("pam50_unc232_expr.tsv"),
+            dir.join("pam50_unc232_labels.tsv"),
+        ]
+    }
+
+    /// Reads the files in `dir` ([`Pam50::load`]) and draws the stratified subsample
+    /// ([`Pam50::stratified_subsample`]: `per_class` samples of every known subtype, then
+    /// `unlabelled` without one, with `seed`); returns the data and the chosen sample indices.
+    ///
+    /// A subsample of fewer than 2 or more than `max_samples` samples (the exact trellis's
+    /// limit, `methods.max_exact_leaves`) is an error naming `{section}.per_class` and
+    /// `{section}.unlabelled`, with `section` the caller's config section (e.g. `"pam50"`).
+    pub fn load_subsample(
+        dir: &Path,
+        per_class: usize,
+        unlabelled: usize,
+        seed: u64,
+        max_samples: usize,
+        section: &str,
+    ) -> Result<(Pam50, Vec<usize>), Pam50Error> {
+        let data = Pam50::load(dir)?;
+        let idx = data.stratified_subsample(per_class, unlabelled, seed);
+        let n = idx.len();
+        if n < 2 {
+            return Err(Pam50Error::Subsample(format!(
+                "the pam50 subsample has {n} sample(s); raise {section}.per_class or {section}.unlabelled"
+            )));
+        }
+        if n > max_samples {
+            return Err(Pam50Error::Subsample(format!(
+                "the pam50 subsample has {n} samples, above methods.max_exact_leaves = {max_samples}; lower {section}.per_class or {section}.unlabelled"
+            )));
+        }
+        Ok((data, idx))
+    }
+
     /// Reads `pam50_unc232_expr.tsv` and `pam50_unc232_labels.tsv` from `dir`, checking that
     /// every row has one value per gene (numbers or `NA`) and that both files list the same
     /// samples in the same order.
     pub fn load(dir: &Path) -> Result<Pam50, Pam50Error> {
-        let expr_path = dir.join("pam50_unc232_expr.tsv");
-        let label_path = dir.join("pam50_unc232_labels.tsv");
+        let [expr_path, label_path] = Pam50::files(dir);
         let (expr, labels) = (read(&expr_path)?, read(&label_path)?);
         let err = |path: &Path, line: usize, msg: String| Pam50Error::Format {
             path: path.display().to_string(),
