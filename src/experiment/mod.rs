@@ -51,6 +51,7 @@ registry! {
     posterior_sampling => PosteriorSampling,
     scaling => Scaling,
     sparse => Sparse,
+    cost_functions => CostFunctions,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
