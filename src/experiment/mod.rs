@@ -52,6 +52,7 @@ registry! {
     scaling => Scaling,
     sparse => Sparse,
     cost_functions => CostFunctions,
+    flat_pam50 => FlatPam50,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -1,0 +1,165 @@
+//! The flat_pam50 kind: the real config end to end (tables, figures redrawn byte for byte,
+//! expected numbers), and every config and run error.
+
+use crate::experiment::config::parse_in;
+use crate::experiment::table::{f64_column, read_parquet};
+use crate::experiment::{check_results, plot_results, run_config, Outcome, Registry};
+use std::path::{Path, PathBuf};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50")
+}
+
+/// A scratch folder of this process.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trellis-flat-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `configs/flat_pam50.toml` with its results redirected into `dir`, the data path made
+/// absolute, and `edit` applied to the text.
+fn config_in(dir: &Path, edit: &dyn Fn(String) -> String) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/flat_pam50.toml");
+    let text = std::fs::read_to_string(src).unwrap();
+    let quoted = |p: &Path| format!("{:?}", p.display().to_string());
+    let text = text
+        .replace(
+            "output_dir = \"results\"",
+            &format!("output_dir = {}", quoted(&dir.join("results"))),
+        )
+        .replace("\"../data/pam50\"", &quoted(&data_dir()));
+    let p = dir.join("flat_pam50.toml");
+    std::fs::write(&p, edit(text)).unwrap();
+    p
+}
+
+const FIGURES: [&str; 8] = [
+    "fig2_affinity_vs_marginal.png",
+    "fig2_affinity_vs_marginal.svg",
+    "fig3_perturb_vs_exact.png",
+    "fig3_perturb_vs_exact.svg",
+    "fig4_affinities.png",
+    "fig4_affinities.svg",
+    "fig5_marginals.png",
+    "fig5_marginals.svg",
+];
+
+#[test]
+fn config_runs_redraws_and_checks() {
+    let dir = scratch("run");
+    let cfg = config_in(&dir, &|t| t);
+    let res = match run_config(&cfg, true).unwrap() {
+        Outcome::Written(d) => d,
+        other => panic!("{other:?}"),
+    };
+    assert!(res.join("map_clustering.txt").exists());
+    let df = read_parquet(&res.join("flat_pairs.parquet")).unwrap();
+    assert_eq!(df.height(), 55, "11 samples, 55 pairs");
+    let exact = f64_column(&df, "exact_marginal").unwrap();
+    let log = f64_column(&df, "exact_log_marginal").unwrap();
+    for (p, l) in exact.iter().zip(&log) {
+        let (p, l) = (p.unwrap(), l.unwrap());
+        assert!((0.0..=1.0).contains(&p) && (p.ln() - l).abs() < 1e-9);
+    }
+
+    // The figures `plot` redraws from the tables and manifest equal the ones the run drew.
+    let drawn: Vec<(&str, Vec<u8>)> = FIGURES
+        .iter()
+        .map(|f| (*f, std::fs::read(res.join(f)).unwrap()))
+        .collect();
+    let written = plot_results(&res).unwrap();
+    assert_eq!(written.len(), FIGURES.len(), "{written:?}");
+    for (f, bytes) in drawn {
+        assert!(std::fs::read(res.join(f)).unwrap() == bytes, "{f} differs");
+    }
+
+    let verdicts = check_results(&res).unwrap();
+    assert!(verdicts.len() >= 10);
+    for v in &verdicts {
+        assert!(v.passed, "{}", v.line());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn config_error(section: &str) -> String {
+    let text = format!(
+        "[experiment]\nkind = \"flat_pam50\"\nname = \"f\"\nseed = 1\n{section}"
+    );
+    match parse_in(&Registry::builtin(), &text, Path::new(".")) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn config_errors_are_one_line_and_name_the_key() {
+    let base = "[flat_pam50]\npath = \"data/pam50\"\n";
+    for (extra, needle) in [
+        ("bandwidth = \"wide\"\n", "flat_pam50.bandwidth = \"wide\""),
+        ("bandwidth = -1.0\n", "flat_pam50.bandwidth = -1"),
+        ("bandwidth = 0.0\n", "flat_pam50.bandwidth"),
+        ("beta = -1.0\n", "flat_pam50.beta = -1"),
+        ("beta = nan\n", "flat_pam50.beta = NaN"),
+        ("beta = inf\n", "flat_pam50.beta = inf"),
+        ("perturb_draws = 0\n", "flat_pam50.perturb_draws must be at least 1"),
+        ("per_class = 0\nunlabelled = 1\n", "at least two samples"),
+        ("seeds = 3\n", "unknown field `seeds`"),
+        (
+            "[methods]\nmax_exact_leaves = 40\n",
+            "methods.max_exact_leaves = 40",
+        ),
+    ] {
+        let e = config_error(&format!("{base}{extra}"));
+        assert!(e.contains(needle), "{needle}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    // The old section name and a missing section.
+    let e = config_error("[flat]\npath = \"data/pam50\"\n");
+    assert!(e.contains("unknown field `flat`"), "{e}");
+    let e = config_error("");
+    assert!(e.contains("needs a [flat_pam50] section"), "{e}");
+    let e = config_error("[flat_pam50]\nbeta = 2.0\n");
+    assert!(e.contains("\"path\" is missing"), "{e}");
+}
+
+/// The run's error, as `main` prints it (the chain of causes on one line).
+fn run_error(edit: &dyn Fn(String) -> String, name: &str) -> String {
+    let dir = scratch(name);
+    let cfg = config_in(&dir, edit);
+    let e = match run_config(&cfg, true) {
+        Ok(o) => panic!("ran: {o:?}"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(
+        !dir.join("results/flat_pam50").exists(),
+        "a failed run leaves no results"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    e
+}
+
+#[test]
+fn an_overflowing_beta_is_an_error_naming_the_key() {
+    let e = run_error(
+        &|t| t.replace("beta = 10.0", "beta = 1e308"),
+        "beta",
+    );
+    assert!(e.contains("flat_pam50.beta = 1e308 is too large"), "{e}");
+    assert!(e.contains("lower beta"), "{e}");
+}
+
+#[test]
+fn a_subsample_beyond_the_exact_limit_is_an_error_naming_the_keys() {
+    let e = run_error(
+        &|t| t.replace("per_class = 2 ", "per_class = 10 "),
+        "large",
+    );
+    assert!(
+        e.contains("methods.max_exact_leaves = 22")
+            && e.contains("flat_pam50.per_class or flat_pam50.unlabelled"),
+        "{e}"
+    );
+}
