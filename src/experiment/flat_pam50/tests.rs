@@ -1,7 +1,9 @@
 //! The flat_pam50 kind: the real config end to end (tables, figures redrawn byte for byte,
 //! expected numbers), and every config and run error.
 
+use super::{BandwidthSetting, FlatPam50, FlatPam50Config};
 use crate::experiment::config::parse_in;
+use crate::experiment::Experiment;
 use crate::experiment::table::{f64_column, read_parquet};
 use crate::experiment::{check_results, plot_results, run_config, Outcome, Registry};
 use std::path::{Path, PathBuf};
@@ -81,6 +83,27 @@ fn config_runs_redraws_and_checks() {
         assert!(v.passed, "{}", v.line());
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_minimal_config_gets_the_defaults_and_a_path_relative_to_it() {
+    let text = "[experiment]\nkind = \"flat_pam50\"\nname = \"f\"\nseed = 1\n[flat_pam50]\npath = \"d\"\n";
+    let cfg = parse_in(&Registry::builtin(), text, Path::new("/base")).unwrap();
+    assert_eq!(cfg.kind.name(), "flat_pam50");
+    let c: FlatPam50Config = cfg.typed().unwrap();
+    let f = &c.flat_pam50;
+    assert_eq!(f.path, Path::new("/base/d"));
+    assert_eq!((f.per_class, f.unlabelled, f.perturb_draws), (2, 1, 1000));
+    assert_eq!(f.bandwidth, BandwidthSetting::Named("median".into()));
+    assert!(f.centre && f.beta == 1.0);
+    assert_eq!(c.methods.max_exact_leaves, 22);
+    assert_eq!(
+        FlatPam50.inputs(&c),
+        vec![
+            PathBuf::from("/base/d/pam50_unc232_expr.tsv"),
+            PathBuf::from("/base/d/pam50_unc232_labels.tsv")
+        ]
+    );
 }
 
 fn config_error(section: &str) -> String {
