@@ -39,7 +39,8 @@ pub struct FlatPam50;
 pub struct FlatPam50Config {
     /// The data and the energy.
     pub flat_pam50: FlatPam50Section,
-    /// Only `max_exact_leaves` applies: the largest subsample the exact flat trellis takes.
+    /// Only `max_exact_leaves` applies (the largest subsample the exact flat trellis takes);
+    /// any other key set is an error.
     #[serde(default)]
     pub methods: MethodsSection,
 }
@@ -150,7 +151,8 @@ impl Experiment for FlatPam50 {
         if f.perturb_draws == 0 {
             return Err("flat_pam50.perturb_draws must be at least 1".into());
         }
-        cfg.methods.validate()
+        cfg.methods.validate()?;
+        cfg.methods.check_only(self.name(), &["max_exact_leaves"])
     }
 
     fn inputs(&self, cfg: &FlatPam50Config) -> Vec<PathBuf> {

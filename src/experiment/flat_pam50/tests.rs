@@ -5,58 +5,25 @@ use super::{BandwidthSetting, FlatPam50, FlatPam50Config};
 use crate::experiment::config::parse_in;
 use crate::experiment::Experiment;
 use crate::experiment::table::{f64_column, read_parquet};
-use crate::experiment::{check_results, plot_results, run_config, Outcome, Registry};
+use crate::experiment::test_support::{
+    assert_checks_pass, config_error, config_in, run_and_replot, scratch,
+};
+use crate::experiment::{run_config, Registry};
 use std::path::{Path, PathBuf};
-
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pam50")
-}
-
-/// A scratch folder of this process.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trellis-flat-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// `configs/flat_pam50.toml` with its results redirected into `dir`, the data path made
-/// absolute, and `edit` applied to the text.
-fn config_in(dir: &Path, edit: &dyn Fn(String) -> String) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/flat_pam50.toml");
-    let text = std::fs::read_to_string(src).unwrap();
-    let quoted = |p: &Path| format!("{:?}", p.display().to_string());
-    let text = text
-        .replace(
-            "output_dir = \"results\"",
-            &format!("output_dir = {}", quoted(&dir.join("results"))),
-        )
-        .replace("\"../data/pam50\"", &quoted(&data_dir()));
-    let p = dir.join("flat_pam50.toml");
-    std::fs::write(&p, edit(text)).unwrap();
-    p
-}
-
-const FIGURES: [&str; 8] = [
-    "fig2_affinity_vs_marginal.png",
-    "fig2_affinity_vs_marginal.svg",
-    "fig3_perturb_vs_exact.png",
-    "fig3_perturb_vs_exact.svg",
-    "fig4_affinities.png",
-    "fig4_affinities.svg",
-    "fig5_marginals.png",
-    "fig5_marginals.svg",
-];
 
 #[test]
 fn config_runs_redraws_and_checks() {
-    let dir = scratch("run");
-    let cfg = config_in(&dir, &|t| t);
-    let res = match run_config(&cfg, true).unwrap() {
-        Outcome::Written(d) => d,
-        other => panic!("{other:?}"),
-    };
+    let dir = scratch("flat-run");
+    let res = run_and_replot(&config_in(&dir, "flat_pam50.toml"));
     assert!(res.join("map_clustering.txt").exists());
+    for f in [
+        "fig2_affinity_vs_marginal",
+        "fig3_perturb_vs_exact",
+        "fig4_affinities",
+        "fig5_marginals",
+    ] {
+        assert!(res.join(format!("{f}.png")).exists() && res.join(format!("{f}.svg")).exists());
+    }
     let df = read_parquet(&res.join("flat_pairs.parquet")).unwrap();
     assert_eq!(df.height(), 55, "11 samples, 55 pairs");
     let exact = f64_column(&df, "exact_marginal").unwrap();
@@ -65,23 +32,7 @@ fn config_runs_redraws_and_checks() {
         let (p, l) = (p.unwrap(), l.unwrap());
         assert!((0.0..=1.0).contains(&p) && (p.ln() - l).abs() < 1e-9);
     }
-
-    // The figures `plot` redraws from the tables and manifest equal the ones the run drew.
-    let drawn: Vec<(&str, Vec<u8>)> = FIGURES
-        .iter()
-        .map(|f| (*f, std::fs::read(res.join(f)).unwrap()))
-        .collect();
-    let written = plot_results(&res).unwrap();
-    assert_eq!(written.len(), FIGURES.len(), "{written:?}");
-    for (f, bytes) in drawn {
-        assert!(std::fs::read(res.join(f)).unwrap() == bytes, "{f} differs");
-    }
-
-    let verdicts = check_results(&res).unwrap();
-    assert!(verdicts.len() >= 10);
-    for v in &verdicts {
-        assert!(v.passed, "{}", v.line());
-    }
+    assert!(assert_checks_pass(&res) >= 10);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -106,14 +57,10 @@ fn a_minimal_config_gets_the_defaults_and_a_path_relative_to_it() {
     );
 }
 
-fn config_error(section: &str) -> String {
-    let text = format!(
+fn flat_error(section: &str) -> String {
+    config_error(&format!(
         "[experiment]\nkind = \"flat_pam50\"\nname = \"f\"\nseed = 1\n{section}"
-    );
-    match parse_in(&Registry::builtin(), &text, Path::new(".")) {
-        Ok(_) => panic!("accepted: {text}"),
-        Err(e) => e.to_string(),
-    }
+    ))
 }
 
 #[test]
@@ -133,24 +80,29 @@ fn config_errors_are_one_line_and_name_the_key() {
             "[methods]\nmax_exact_leaves = 40\n",
             "methods.max_exact_leaves = 40",
         ),
+        (
+            "[methods]\nbeam = false\n",
+            "methods.beam does not apply to experiment.kind = \"flat_pam50\"",
+        ),
     ] {
-        let e = config_error(&format!("{base}{extra}"));
+        let e = flat_error(&format!("{base}{extra}"));
         assert!(e.contains(needle), "{needle}: {e}");
-        assert_eq!(e.lines().count(), 1, "{e}");
     }
     // The old section name and a missing section.
-    let e = config_error("[flat]\npath = \"data/pam50\"\n");
+    let e = flat_error("[flat]\npath = \"data/pam50\"\n");
     assert!(e.contains("unknown field `flat`"), "{e}");
-    let e = config_error("");
+    let e = flat_error("");
     assert!(e.contains("needs a [flat_pam50] section"), "{e}");
-    let e = config_error("[flat_pam50]\nbeta = 2.0\n");
+    let e = flat_error("[flat_pam50]\nbeta = 2.0\n");
     assert!(e.contains("\"path\" is missing"), "{e}");
 }
 
-/// The run's error, as `main` prints it (the chain of causes on one line).
+/// The error of `configs/flat_pam50.toml` edited by `edit`, as `main` prints it (the chain of
+/// causes on one line); the failed run leaves no results.
 fn run_error(edit: &dyn Fn(String) -> String, name: &str) -> String {
     let dir = scratch(name);
-    let cfg = config_in(&dir, edit);
+    let cfg = config_in(&dir, "flat_pam50.toml");
+    std::fs::write(&cfg, edit(std::fs::read_to_string(&cfg).unwrap())).unwrap();
     let e = match run_config(&cfg, true) {
         Ok(o) => panic!("ran: {o:?}"),
         Err(e) => format!("{e:#}"),
@@ -168,7 +120,7 @@ fn run_error(edit: &dyn Fn(String) -> String, name: &str) -> String {
 fn an_overflowing_beta_is_an_error_naming_the_key() {
     let e = run_error(
         &|t| t.replace("beta = 10.0", "beta = 1e308"),
-        "beta",
+        "flat-beta",
     );
     assert!(e.contains("flat_pam50.beta = 1e308 is too large"), "{e}");
     assert!(e.contains("lower beta"), "{e}");
@@ -178,7 +130,7 @@ fn an_overflowing_beta_is_an_error_naming_the_key() {
 fn a_subsample_beyond_the_exact_limit_is_an_error_naming_the_keys() {
     let e = run_error(
         &|t| t.replace("per_class = 2 ", "per_class = 10 "),
-        "large",
+        "flat-large",
     );
     assert!(
         e.contains("methods.max_exact_leaves = 22")
