@@ -102,6 +102,19 @@ fn energies<M: SplitModel>(model: &M, trees: &[Tree]) -> Vec<f64> {
         .collect()
 }
 
+/// Every tree's energy under `model`, and the exact trellis's MAP tree, its energy
+/// (`energy_of`) and its count of MAP trees.
+fn scored<M: SplitModel>(
+    model: &M,
+    trees: &[Tree],
+    energy_of: impl Fn(&M, &Tree) -> f64,
+) -> Result<(Vec<f64>, Tree, f64, u128)> {
+    let t = FullTrellis::build(model)?;
+    let map = t.map_tree();
+    let e = energy_of(model, &map);
+    Ok((energies(model, trees), map, e, t.n_map_trees(model, TIE)))
+}
+
 /// Scores every tree (`trees`, with purities `dps`, from [`all_trees_with_purity`]) under
 /// `energy` with `weights` (at `beta = 1`), and runs the exact trellis for comparison.
 pub fn study(
@@ -113,20 +126,16 @@ pub fn study(
 ) -> Result<Study> {
     let opt_labels: Vec<Option<usize>> = labels.iter().map(|&l| Some(l)).collect();
     let (es, trellis_tree, trellis_energy, trellis_n_map_trees) = match energy {
-        Energy::Dasgupta => {
-            let m = DasguptaModel::new(weights.clone(), 1.0);
-            let t = FullTrellis::build(&m)?;
-            let map = t.map_tree();
-            let e = m.tree_cost(&map);
-            (energies(&m, trees), map, e, t.n_map_trees(&m, TIE))
-        }
-        Energy::Hcc => {
-            let m = CorrelationModel::new(weights.clone(), 1.0);
-            let t = FullTrellis::build(&m)?;
-            let map = t.map_tree();
-            let e = m.tree_energy(&map);
-            (energies(&m, trees), map, e, t.n_map_trees(&m, TIE))
-        }
+        Energy::Dasgupta => scored(
+            &DasguptaModel::new(weights.clone(), 1.0),
+            trees,
+            DasguptaModel::tree_cost,
+        )?,
+        Energy::Hcc => scored(
+            &CorrelationModel::new(weights.clone(), 1.0),
+            trees,
+            CorrelationModel::tree_energy,
+        )?,
     };
     let min_energy = es.iter().copied().fold(f64::INFINITY, f64::min);
     let is_map = |e: f64| e <= min_energy + TIE;
