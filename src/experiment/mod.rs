@@ -53,6 +53,8 @@ registry! {
     sparse => Sparse,
     dasgupta => Dasgupta,
     pam50 => Pam50,
+    cost_functions => CostFunctions,
+    flat_pam50 => FlatPam50,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
