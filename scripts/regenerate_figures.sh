@@ -4,14 +4,14 @@
 # and prints one summary table (config, seconds, checks passed). Exits non-zero if any run or
 # check failed.
 #
-#   scripts/regenerate_figures.sh                         # every config (about 2 minutes)
+#   scripts/regenerate_figures.sh                         # every config (about 2 minutes after the build)
 #   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --quiet || exit 1
-bin=target/release/trellis-lab
+bin="${CARGO_TARGET_DIR:-target}/release/trellis-lab"
 if [ $# -gt 0 ]; then configs=("$@"); else configs=(configs/*.toml); fi
 force=()
 if [ -n "${FORCE:-}" ]; then force=(--force); fi
@@ -23,7 +23,7 @@ failed=0
 for c in "${configs[@]}"; do
   name=$(basename "$c" .toml)
   start=$(date +%s%N)
-  if "$bin" run "$c" "${force[@]}" 2>"$log/$name.run"; then
+  if "$bin" run "$c" ${force[@]+"${force[@]}"} 2>"$log/$name.run"; then
     secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
     # `run` ends with "wrote DIR" or "DIR already holds a complete run ...".
     dir=$(tail -n 1 "$log/$name.run" | sed -E 's/^wrote //; s/ already holds .*$//')

@@ -63,7 +63,10 @@ fn main() {
     let cli = Cli::parse();
     if let Err(e) = real_main(cli) {
         // One line: the chain of causes, outermost first.
-        let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        let msg: Vec<String> = e
+            .chain()
+            .map(|c| trellis_lab::experiment::config::one_line(&c.to_string()))
+            .collect();
         eprintln!("error: {}", msg.join(": "));
         std::process::exit(1);
     }
@@ -110,14 +113,13 @@ fn real_main(cli: Cli) -> Result<()> {
 fn check(dir: PathBuf) -> Result<()> {
     let verdicts = check_results(&dir)?;
     let failed = verdicts.iter().filter(|v| !v.passed).count();
-    for v in &verdicts {
-        println!("{}", v.line());
-    }
-    println!(
+    let mut lines: Vec<String> = verdicts.iter().map(|v| v.line()).collect();
+    lines.push(format!(
         "check: {} passed, {} failed",
         verdicts.len() - failed,
         failed
-    );
+    ));
+    print_lines(&lines);
     if failed > 0 {
         let first = verdicts.iter().find(|v| !v.passed).map(|v| v.line());
         bail!(

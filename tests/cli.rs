@@ -367,6 +367,12 @@ fn a_changed_input_file_or_damaged_output_is_not_up_to_date() {
     std::fs::write(&data, text.replacen("\"jets\"", "\"jets\" ", 1)).unwrap();
     assert!(!skipped(run(&cfg)));
     assert!(skipped(run(&cfg)));
+    // An output edited in place (same size) is recomputed.
+    let svg = dir.join("results/s/table1.svg");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    std::fs::write(&svg, text.replacen("Trellis", "XXXXXXX", 1)).unwrap();
+    assert!(!skipped(run(&cfg)));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("Trellis"));
     // A truncated output is recomputed.
     std::fs::write(dir.join("results/s/table1.parquet"), b"").unwrap();
     assert!(!skipped(run(&cfg)));

@@ -51,7 +51,7 @@ pub struct ExperimentSection {
     /// Worker threads (0 = one per core). Results do not depend on it.
     #[serde(default)]
     pub threads: usize,
-    /// The experiment kind (`trellis-lab list` names them); default `"jets"`.
+    /// The experiment kind (`trellis-lab kinds` names them); default `"jets"`.
     #[serde(default = "default_kind")]
     pub kind: String,
 }
@@ -78,11 +78,7 @@ pub struct Config {
 impl Config {
     /// The kind's own config (every section but `[experiment]`) as its typed struct.
     pub fn typed<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        let mut v = self.value.clone();
-        if let Some(o) = v.as_object_mut() {
-            o.remove("experiment");
-        }
-        serde_json::from_value(v)
+        kind_sections(&self.value)
     }
 
     /// Where this config's results go.
@@ -193,6 +189,18 @@ fn check_experiment(e: &ExperimentSection) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The kind's own sections of a whole config in normal form (every section but
+/// `[experiment]`), as the kind's typed config.
+pub fn kind_sections<T: serde::de::DeserializeOwned>(
+    config: &Value,
+) -> Result<T, serde_json::Error> {
+    let mut v = config.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("experiment");
+    }
+    serde_json::from_value(v)
 }
 
 /// A message on one line (serde and toml write several).

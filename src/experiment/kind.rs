@@ -106,15 +106,11 @@ impl Results {
 
     /// The kind's own config the run used (as [`Experiment::Config`]).
     pub fn config<T: DeserializeOwned>(&self) -> Result<T> {
-        let mut v = self
+        let v = self
             .manifest
             .get("config")
-            .cloned()
             .ok_or_else(|| anyhow!("manifest.json of {} has no config", self.dir.display()))?;
-        if let Some(o) = v.as_object_mut() {
-            o.remove("experiment");
-        }
-        serde_json::from_value(v)
+        super::config::kind_sections(v)
             .with_context(|| format!("manifest.json of {}: config", self.dir.display()))
     }
 
@@ -198,11 +194,7 @@ pub trait Kind: Send + Sync {
 }
 
 fn typed<E: Experiment>(cfg: &Value) -> Result<E::Config> {
-    let mut v = cfg.clone();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("experiment");
-    }
-    serde_json::from_value(v).context("config")
+    super::config::kind_sections(cfg).context("config")
 }
 
 impl<E: Experiment> Kind for E {

@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 macro_rules! registry {
     ($($module:ident => $kind:ident),* $(,)?) => {
         $(pub mod $module;)*
-        /// The built-in experiment kinds, in the order `list` shows them.
+        /// The built-in experiment kinds, in the order `kinds` shows them.
         pub fn builtin_kinds() -> Vec<&'static dyn Kind> {
             vec![$(&$module::$kind as &'static dyn Kind),*]
         }
@@ -122,13 +122,8 @@ pub fn run_config_in(registry: &Registry, path: &Path, force: bool) -> Result<Ou
         cfg.kind.figures(&results, staging.dir())?;
         manifest.timing("figures", t1.elapsed().as_secs_f64());
         manifest.timing("total", t0.elapsed().as_secs_f64());
-        let mut outputs = Vec::new();
-        for f in staging.files()? {
-            let bytes = std::fs::metadata(staging.path(&f))?.len();
-            outputs.push((f, bytes));
-        }
-        outputs.push(("manifest.json".into(), 0));
-        outputs.sort();
+        // The manifest records every other output's size and content hash.
+        let outputs = staging::describe_outputs(staging.dir())?;
         staging.write_string("manifest.json", &manifest.to_json(&outputs))?;
         Ok(Outcome::Written(staging.commit()?))
     })

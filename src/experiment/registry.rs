@@ -1,4 +1,4 @@
-//! The kinds `run`, `plot`, `check` and `list` know. The built-in ones are listed once, in
+//! The kinds `run`, `plot`, `check` and `kinds` know. The built-in ones are listed once, in
 //! `src/experiment/mod.rs`; a program (or a test) can add its own with [`Registry::with`].
 
 use super::kind::Kind;

@@ -264,21 +264,40 @@ impl Manifest {
         Value::Object(f)
     }
 
-    /// The manifest as pretty JSON, listing `outputs` (name, bytes).
-    pub fn to_json(&self, outputs: &[(String, u64)]) -> String {
+    /// The manifest as pretty JSON, listing `outputs` (name, bytes, content hash).
+    pub fn to_json(&self, outputs: &[(String, u64, String)]) -> String {
         let mut f = self.snapshot();
         if let Some(o) = f.as_object_mut() {
             o.insert("finished_unix_seconds".into(), json!(unix_now()));
             o.insert(
                 "outputs".into(),
-                json!(outputs.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+                json!(outputs.iter().map(|(n, _, _)| n).collect::<Vec<_>>()),
             );
-            let sizes: Map<String, Value> =
-                outputs.iter().map(|(n, b)| (n.clone(), json!(b))).collect();
+            let sizes: Map<String, Value> = outputs
+                .iter()
+                .map(|(n, b, _)| (n.clone(), json!(b)))
+                .collect();
             o.insert("output_bytes".into(), Value::Object(sizes));
+            let hashes: Map<String, Value> = outputs
+                .iter()
+                .map(|(n, _, h)| (n.clone(), json!(h)))
+                .collect();
+            o.insert("output_hashes".into(), Value::Object(hashes));
         }
         serde_json::to_string_pretty(&f).unwrap_or_default()
     }
+}
+
+/// `(name, bytes, content hash)` of every file in `dir`, for the manifest.
+pub fn describe_outputs(dir: &Path) -> Result<Vec<(String, u64, String)>> {
+    list_files(dir)?
+        .into_iter()
+        .map(|f| {
+            let p = dir.join(&f);
+            let bytes = std::fs::metadata(&p)?.len();
+            Ok((f, bytes, format!("{:016x}", hash_file(&p)?)))
+        })
+        .collect()
 }
 
 fn unix_now() -> u64 {
@@ -372,7 +391,8 @@ pub fn run_hash(config: &Value, inputs: &[PathBuf]) -> Result<String> {
 }
 
 /// Whether `dir` holds a complete run with this run hash whose recorded outputs are all there
-/// with their recorded sizes.
+/// with their recorded sizes and contents (an edited, truncated or replaced output is not up to
+/// date).
 pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
     let Ok(text) = read_small(&dir.join("manifest.json"), 16 << 20) else {
         return false;
@@ -383,13 +403,19 @@ pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
     if v.get("run_hash").and_then(|h| h.as_str()) != Some(run_hash) {
         return false;
     }
-    let Some(sizes) = v.get("output_bytes").and_then(|o| o.as_object()) else {
+    let (Some(sizes), Some(hashes)) = (
+        v.get("output_bytes").and_then(|o| o.as_object()),
+        v.get("output_hashes").and_then(|o| o.as_object()),
+    ) else {
         return false;
     };
-    sizes.iter().all(|(f, b)| {
-        f == "manifest.json"
-            || std::fs::metadata(dir.join(f))
+    sizes.len() == hashes.len()
+        && sizes.iter().all(|(f, b)| {
+            let p = dir.join(f);
+            std::fs::metadata(&p)
                 .map(|m| m.is_file() && Some(m.len()) == b.as_u64())
                 .unwrap_or(false)
-    })
+                && hashes.get(f).and_then(|h| h.as_str())
+                    == hash_file(&p).ok().map(|h| format!("{h:016x}")).as_deref()
+        })
 }

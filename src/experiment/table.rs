@@ -71,37 +71,66 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let read = std::panic::catch_unwind(|| ParquetReader::new(file).finish());
-    std::panic::set_hook(previous);
+    let read = quietly(|| ParquetReader::new(file).finish());
     match read {
-        Ok(r) => r.with_context(|| format!("reading {}", path.display())),
-        Err(_) => anyhow::bail!(
+        Some(r) => r.with_context(|| format!("reading {}", path.display())),
+        None => anyhow::bail!(
             "{} is damaged (the Parquet reader failed on it); re-run the config with --force",
             path.display()
         ),
     }
 }
 
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic into `None` without printing it. The panic hook is installed once
+/// and stays silent only on the thread (and for the time) that asked, so other threads' panics
+/// are reported as usual.
+fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> Option<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(f);
+    QUIET.with(|q| q.set(false));
+    r.ok()
+}
+
+/// Column `name`, or an error saying the table is not what this program writes.
+fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column> {
+    df.column(name).map_err(|_| {
+        anyhow::anyhow!(
+            "a table has no column {name:?} (written by another version of the program? re-run with --force)"
+        )
+    })
+}
+
 /// A float column of `df` as a vector (nulls as `None`).
 pub fn f64_column(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
-    let c = df.column(name)?;
-    let ca = c.f64()?;
+    let c = column(df, name)?;
+    let ca = c.f64().with_context(|| format!("column {name:?}"))?;
     Ok((0..ca.len()).map(|i| ca.get(i)).collect())
 }
 
 /// An unsigned integer column of `df` as a vector (nulls as `None`).
 pub fn u64_column(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
-    let c = df.column(name)?;
-    let ca = c.u64()?;
+    let c = column(df, name)?;
+    let ca = c.u64().with_context(|| format!("column {name:?}"))?;
     Ok((0..ca.len()).map(|i| ca.get(i)).collect())
 }
 
 /// A text column of `df` as a vector (nulls as empty strings).
 pub fn str_column(df: &DataFrame, name: &str) -> Result<Vec<String>> {
-    let c = df.column(name)?;
-    let ca = c.str()?;
+    let c = column(df, name)?;
+    let ca = c.str().with_context(|| format!("column {name:?}"))?;
     Ok((0..ca.len())
         .map(|i| ca.get(i).unwrap_or_default().to_string())
         .collect())

@@ -57,7 +57,7 @@ struct Reference {
 
 /// Reads another sampler's draws (`sample_loglh`) and tests them against `exact` at `values`.
 fn read_reference(path: &Path, values: &[f64], exact: &[f64], jet: &str) -> Result<Reference> {
-    let text = std::fs::read_to_string(path).with_context(|| {
+    let text = crate::experiment::staging::read_small(path, 256 << 20).with_context(|| {
         format!(
             "cannot read posterior_sampling.reference_samples {}",
             path.display()
@@ -68,8 +68,14 @@ fn read_reference(path: &Path, values: &[f64], exact: &[f64], jet: &str) -> Resu
     let draws: Vec<f64> = v
         .get("sample_loglh")
         .and_then(|x| x.as_array())
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-        .with_context(|| format!("{} has no \"sample_loglh\" list of numbers", path.display()))?;
+        .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>())
+        .filter(|d| !d.is_empty())
+        .with_context(|| {
+            format!(
+                "{} has no \"sample_loglh\" list of numbers (a non-empty list of log-likelihoods)",
+                path.display()
+            )
+        })?;
     let mut counts = vec![0.0; values.len()];
     let mut unmatched = 0usize;
     for d in &draws {

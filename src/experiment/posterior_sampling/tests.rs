@@ -146,3 +146,28 @@ fn a_jet_index_past_the_dataset_is_an_error_naming_the_key() {
     );
     assert!(!dir.join("results/p").exists(), "a failed run left results");
 }
+
+#[test]
+fn an_empty_or_non_numeric_reference_file_is_an_error_not_a_pass() {
+    let dir = scratch("posterior_sampling_empty_reference");
+    for (name, body) in [
+        ("empty", r#"{"sample_loglh": []}"#),
+        ("text", r#"{"sample_loglh": ["a", "b"]}"#),
+    ] {
+        let reference = dir.join(format!("{name}.json"));
+        std::fs::write(&reference, body).unwrap();
+        let cfg = write_config(
+            &dir,
+            name,
+            &format!(
+                "[experiment]\nkind = \"posterior_sampling\"\nname = \"{name}\"\nseed = 1\noutput_dir = \"{{out}}\"\n\
+                 [jets]\nsource = \"file\"\npath = \"{{data}}/ginkgo_jets/truth_5.json\"\n\
+                 [posterior_sampling]\nn_samples = 10\njet_index = 2\nreference_samples = \"{}\"\n",
+                reference.display()
+            ),
+        );
+        let err = crate::experiment::run_config(&cfg, true).unwrap_err();
+        assert!(format!("{err:#}").contains("sample_loglh"), "{err:#}");
+        assert!(!dir.join(format!("results/{name}")).exists());
+    }
+}
