@@ -139,7 +139,7 @@ impl WeightScheme {
 /// the numbers of the Cluster Trellis paper's Figure 4. The paper cites Charikar,
 /// Chatziafratis and Niazadeh (SODA 2019) for its graph but does not publish it. Their
 /// constructions were not available to us, so this is the smallest family we found that gives
-/// the paper's numbers (`experiments/fig4/README.md` says how it was found, and what else
+/// the paper's numbers (`experiments/dasgupta/README.md` says how it was found, and what else
 /// matches).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
