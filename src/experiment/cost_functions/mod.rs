@@ -18,9 +18,14 @@
 //! case; a mismatch fails the run.
 //!
 //! Config: `[cost_functions]` ([`CostFunctionsSection`]). Outputs: `cost_functions.parquet`
-//! (one row per scheme, instance and energy), `claims.parquet` and `claims.txt` (claim, verdict,
-//! evidence) and `cost_functions.png/.svg` (DP of the MAP trees against the range over all trees
-//! and the uniform-tree mean).
+//! (one row per scheme, instance and energy, with claim 1's per-tree counts in every row),
+//! `claims.parquet` and `claims.txt` (claim, verdict, evidence) and `cost_functions.png/.svg`
+//! (DP of the MAP trees against the range over all trees and the uniform-tree mean).
+//!
+//! The verdicts are decided by one function, [`claims`], from the numbers of
+//! `cost_functions.parquet` and the config: `run` calls it on the table it has just written, and
+//! `check` calls it on the stored table. The `holds` column of `claims.parquet` is a readable
+//! copy that `check` never reads.
 
 mod figures;
 mod run;
@@ -28,10 +33,10 @@ mod study;
 #[cfg(test)]
 mod tests;
 
-pub use run::RandomSummary;
+pub use run::{case_rows, claims, CaseRow, Claim, RandomSummary};
 pub use study::{
-    all_trees_with_purity, dp_one_iff_classes_are_subtrees, n_class_respecting_trees, study,
-    Energy, Study, TIE,
+    all_trees_with_purity, class_node_counts, dp_one_iff_classes_are_subtrees,
+    n_class_respecting_trees, study, ClassNodeCounts, Energy, Study, TIE,
 };
 
 use crate::experiment::check::Measure;
@@ -126,20 +131,20 @@ impl Experiment for CostFunctions {
     }
 }
 
-/// `claim<k>.holds`: 1 when claim `k` holds, 0 when it fails (from `claims.parquet`).
+/// `claim<k>.holds`: 1 when claim `k` holds, 0 when it fails, decided afresh by [`claims`] from
+/// the numbers of `cost_functions.parquet` and the config's cluster sizes (never from the stored
+/// verdicts of `claims.parquet`).
 fn claim_measures(results: &Results) -> Result<Vec<Measure>> {
-    let t = results.table("claims")?;
-    let claim = str_column(&t, "claim")?;
-    let holds = str_column(&t, "holds")?;
-    Ok(claim
-        .iter()
-        .zip(&holds)
-        .map(|(c, h)| {
+    let cfg: CostFunctionsConfig = results.config()?;
+    let rows = case_rows(&results.table("cost_functions")?)?;
+    Ok(claims(&rows, &cfg.cost_functions.cluster_sizes)?
+        .into_iter()
+        .map(|(c, holds, _)| {
             let k = c.split(':').next().unwrap_or_default();
             Measure::new(
                 format!("claim{k}.holds"),
                 format!("Section 4.4 claim {c} (1 holds, 0 fails)"),
-                if h == "true" { 1.0 } else { 0.0 },
+                if holds { 1.0 } else { 0.0 },
             )
         })
         .collect())
@@ -157,13 +162,14 @@ fn scheme_id(name: &str) -> String {
 }
 
 /// The numbers of `cost_functions.parquet`: the all-tree DP facts (`all_trees.*`), each
-/// deterministic scheme's row (`<scheme>.<energy>.<column>`) and claim 4's summary of the random
-/// matrices (`random.<energy>.*`).
+/// deterministic scheme's row (`<scheme>.<energy>.<column>`; `map_set_is_dp_one_set` recomputed
+/// from the three counts, not read from the stored text column) and claim 4's summary of the
+/// random matrices (`random.<energy>.*`).
 fn case_measures(results: &Results) -> Result<Vec<Measure>> {
     let t = results.table("cost_functions")?;
     let scheme = str_column(&t, "scheme")?;
     let energy = str_column(&t, "energy")?;
-    let dp_one_set = str_column(&t, "map_set_is_dp_one_set")?;
+    let rows = case_rows(&t)?;
     let f = |c: &str| f64_column(&t, c);
     let u = |c: &str| -> Result<Vec<Option<f64>>> {
         Ok(u64_column(&t, c)?
@@ -203,6 +209,16 @@ fn case_measures(results: &Results) -> Result<Vec<Measure>> {
         ("dp_min", "worst DP of any tree", f("all_trees_dp_min")?),
         ("dp_max", "best DP of any tree", f("all_trees_dp_max")?),
         ("dp_mean", "mean DP over all trees", f("all_trees_dp_mean")?),
+        (
+            "n_class_respecting_trees",
+            "trees in which every class is a node (counted tree by tree)",
+            u("n_class_respecting_trees")?,
+        ),
+        (
+            "n_dp_one_mismatches",
+            "trees for which DP = 1 and every class being a node disagree",
+            u("n_dp_one_mismatches")?,
+        ),
     ] {
         out.push(Measure::new(
             format!("all_trees.{id}"),
@@ -222,8 +238,12 @@ fn case_measures(results: &Results) -> Result<Vec<Measure>> {
         }
         out.push(Measure::new(
             format!("{prefix}.map_set_is_dp_one_set"),
-            format!("{case}: MAP trees = DP 1 trees (1 yes, 0 no)"),
-            if dp_one_set[i] == "true" { 1.0 } else { 0.0 },
+            format!("{case}: MAP trees = DP 1 trees (1 yes, 0 no; from the counts)"),
+            if rows[i].map_set_is_dp_one_set() {
+                1.0
+            } else {
+                0.0
+            },
         ));
     }
     let (map_mean, all_mean) = (f("map_dp_mean")?, f("all_trees_dp_mean")?);

@@ -1,16 +1,21 @@
 //! The cost-function run: every case (weight scheme × instance × energy) scored exhaustively;
 //! `cost_functions.parquet`, the five claims in `claims.parquet` and `claims.txt`.
+//!
+//! The claims are decided by [`claims`] from the numbers of `cost_functions.parquet` alone
+//! ([`case_rows`]): the run reads back the table it wrote, and `check` reads the same table, so
+//! the stored verdicts of `claims.parquet` are only a readable copy, never an input.
 
 use super::study::{
-    all_trees_with_purity, dp_one_iff_classes_are_subtrees, n_class_respecting_trees, study,
+    all_trees_with_purity, class_node_counts, n_class_respecting_trees, study, ClassNodeCounts,
     Energy, Study, TIE,
 };
 use super::CostFunctionsConfig;
 use crate::data::graphs::{planted_labels, WeightScheme};
 use crate::experiment::kind::RunContext;
-use crate::experiment::table::Table;
+use crate::experiment::table::{f64_column, read_parquet, str_column, u64_column, Table};
 use crate::tree::n_binary_trees;
-use anyhow::{anyhow, ensure, Result};
+use anyhow::{anyhow, ensure, Context, Result};
+use polars::prelude::DataFrame;
 
 struct Case {
     scheme: WeightScheme,
@@ -102,6 +107,14 @@ pub fn run(cfg: &CostFunctionsConfig, ctx: &mut RunContext) -> Result<()> {
                 scheme.name(),
                 energy.name()
             );
+            ensure!(
+                study.map_set_is_dp_one_set
+                    == (study.n_map_trees == study.n_map_with_dp_one
+                        && study.n_map_with_dp_one == study.n_dp_one),
+                "the MAP set and the DP = 1 set disagree with their counts ({}, {})",
+                scheme.name(),
+                energy.name()
+            );
             cases.push(Case {
                 scheme,
                 instance,
@@ -112,10 +125,11 @@ pub fn run(cfg: &CostFunctionsConfig, ctx: &mut RunContext) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    write_cases(&cases, &ctx.path("cost_functions.parquet"))?;
+    let table = ctx.path("cost_functions.parquet");
+    write_cases(&cases, class_node_counts(&trees, &dps, &labels), &table)?;
 
-    let per_tree = dp_one_iff_classes_are_subtrees(&trees, &dps, &labels);
-    let claims = claims(&cases, &sec.cluster_sizes, per_tree)?;
+    // Decided from the numbers just written, exactly as `check` decides them.
+    let claims = claims(&case_rows(&read_parquet(&table)?)?, &sec.cluster_sizes)?;
     Table::new()
         .str(
             "claim",
@@ -146,8 +160,10 @@ pub fn run(cfg: &CostFunctionsConfig, ctx: &mut RunContext) -> Result<()> {
     Ok(())
 }
 
-/// `cost_functions.parquet`: one row per scheme, instance and energy, in run order.
-fn write_cases(cases: &[Case], path: &std::path::Path) -> Result<()> {
+/// `cost_functions.parquet`: one row per scheme, instance and energy, in run order. The last
+/// two columns are claim 1's per-tree counts (`per_tree`, the same in every row: they depend on
+/// the labels only).
+fn write_cases(cases: &[Case], per_tree: ClassNodeCounts, path: &std::path::Path) -> Result<()> {
     let f = |g: &dyn Fn(&Study) -> f64| cases.iter().map(|c| Some(g(&c.study))).collect::<Vec<_>>();
     let u = |g: &dyn Fn(&Case) -> usize| {
         cases
@@ -185,58 +201,159 @@ fn write_cases(cases: &[Case], path: &std::path::Path) -> Result<()> {
                 .collect::<Vec<_>>(),
         )
         .f64("energy_dp_correlation", &f(&|s| s.energy_dp_correlation))
+        .u64(
+            "n_class_respecting_trees",
+            &u(&|_| per_tree.class_respecting),
+        )
+        .u64("n_dp_one_mismatches", &u(&|_| per_tree.mismatches))
         .write_parquet(path)
 }
 
-/// The five claims: (claim, holds, evidence).
-fn claims(
-    cases: &[Case],
-    cluster_sizes: &[usize],
-    per_tree: bool,
-) -> Result<Vec<(String, bool, String)>> {
+/// One row of `cost_functions.parquet`: the numbers the claims are decided from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseRow {
+    /// Weight scheme (`WeightScheme::name`).
+    pub scheme: String,
+    /// Energy (`Energy::name`).
+    pub energy: String,
+    /// Smallest energy over all trees.
+    pub map_energy: f64,
+    /// Trees attaining it.
+    pub n_map_trees: u64,
+    /// Lowest DP of a MAP tree.
+    pub map_dp_min: f64,
+    /// Highest DP of a MAP tree.
+    pub map_dp_max: f64,
+    /// Mean DP of the MAP trees.
+    pub map_dp_mean: f64,
+    /// MAP trees with DP = 1.
+    pub n_map_trees_with_dp_one: u64,
+    /// Worst DP of any tree.
+    pub all_trees_dp_min: f64,
+    /// Best DP of any tree.
+    pub all_trees_dp_max: f64,
+    /// Mean DP over all trees.
+    pub all_trees_dp_mean: f64,
+    /// Trees with DP = 1.
+    pub n_dp_one_trees: u64,
+    /// Correlation of energy and DP over all trees (NaN if undefined).
+    pub energy_dp_correlation: f64,
+    /// Trees in which every class is a node (claim 1, counted tree by tree).
+    pub n_class_respecting_trees: u64,
+    /// Trees for which "DP = 1" and "every class is a node" disagree (claim 1).
+    pub n_dp_one_mismatches: u64,
+}
+
+impl CaseRow {
+    /// Whether the MAP trees are exactly the DP = 1 trees: every MAP tree has DP = 1 and every
+    /// DP = 1 tree is a MAP tree, i.e. the three counts are equal.
+    pub fn map_set_is_dp_one_set(&self) -> bool {
+        self.n_map_trees == self.n_map_trees_with_dp_one
+            && self.n_map_trees_with_dp_one == self.n_dp_one_trees
+    }
+}
+
+/// The rows of `cost_functions.parquet` (a null number is an error).
+pub fn case_rows(t: &DataFrame) -> Result<Vec<CaseRow>> {
+    let context = || "cost_functions.parquet (re-run the config with --force)";
+    let scheme = str_column(t, "scheme").with_context(context)?;
+    let energy = str_column(t, "energy").with_context(context)?;
+    let f = |c: &str| -> Result<Vec<f64>> {
+        f64_column(t, c)
+            .with_context(context)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| anyhow!("cost_functions.parquet: null {c} in row {i}")))
+            .collect()
+    };
+    let u = |c: &str| -> Result<Vec<u64>> {
+        u64_column(t, c)
+            .with_context(context)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| anyhow!("cost_functions.parquet: null {c} in row {i}")))
+            .collect()
+    };
+    let (map_energy, n_map_trees) = (f("map_energy")?, u("n_map_trees")?);
+    let (map_dp_min, map_dp_max, map_dp_mean) =
+        (f("map_dp_min")?, f("map_dp_max")?, f("map_dp_mean")?);
+    let n_map_trees_with_dp_one = u("n_map_trees_with_dp_one")?;
+    let (all_min, all_max, all_mean) = (
+        f("all_trees_dp_min")?,
+        f("all_trees_dp_max")?,
+        f("all_trees_dp_mean")?,
+    );
+    let (n_dp_one_trees, corr) = (u("n_dp_one_trees")?, f("energy_dp_correlation")?);
+    let (respecting, mismatches) = (u("n_class_respecting_trees")?, u("n_dp_one_mismatches")?);
+    Ok((0..t.height())
+        .map(|i| CaseRow {
+            scheme: scheme[i].clone(),
+            energy: energy[i].clone(),
+            map_energy: map_energy[i],
+            n_map_trees: n_map_trees[i],
+            map_dp_min: map_dp_min[i],
+            map_dp_max: map_dp_max[i],
+            map_dp_mean: map_dp_mean[i],
+            n_map_trees_with_dp_one: n_map_trees_with_dp_one[i],
+            all_trees_dp_min: all_min[i],
+            all_trees_dp_max: all_max[i],
+            all_trees_dp_mean: all_mean[i],
+            n_dp_one_trees: n_dp_one_trees[i],
+            energy_dp_correlation: corr[i],
+            n_class_respecting_trees: respecting[i],
+            n_dp_one_mismatches: mismatches[i],
+        })
+        .collect())
+}
+
+/// One claim: its statement (`"<k>: ..."`), whether it holds, and the numbers behind it.
+pub type Claim = (String, bool, String);
+
+/// The five claims, decided from the rows of `cost_functions.parquet` and the planted cluster
+/// sizes alone. `run` and `check` both call this on the same table, so they cannot disagree.
+pub fn claims(rows: &[CaseRow], cluster_sizes: &[usize]) -> Result<Vec<Claim>> {
     let n: usize = cluster_sizes.iter().sum();
     let find = |scheme: WeightScheme, energy: Energy| {
-        cases
-            .iter()
-            .find(|c| c.scheme == scheme && c.energy == energy)
-            .map(|c| &c.study)
+        rows.iter()
+            .find(|r| r.scheme == scheme.name() && r.energy == energy.name())
             .ok_or_else(|| anyhow!("no case {} / {}", scheme.name(), energy.name()))
     };
     let want_one = n_class_respecting_trees(cluster_sizes);
-    let mut claims: Vec<(String, bool, String)> = Vec::new();
+    let mut claims: Vec<Claim> = Vec::new();
     let s = find(WeightScheme::WithinOne, Energy::Dasgupta)?;
+    let per_tree = s.n_dp_one_mismatches == 0;
     claims.push((
         "1: DP = 1 exactly for the trees in which every class is a subtree".into(),
-        per_tree && s.dp_range.1 >= 1.0 - TIE && s.n_dp_one as u128 == want_one,
+        per_tree && s.all_trees_dp_max >= 1.0 - TIE && s.n_dp_one_trees as u128 == want_one,
         format!(
             "checked tree by tree over all {} trees: {}; max DP = {:.6}; {} trees have DP = 1, (2K-3)!! * prod (2k-3)!! = {want_one}",
             n_binary_trees(n),
             if per_tree { "DP = 1 iff every class is a node" } else { "some tree breaks the equivalence" },
-            s.dp_range.1,
-            s.n_dp_one
+            s.all_trees_dp_max,
+            s.n_dp_one_trees
         ),
     ));
     claims.push((
         "2: 1/0 weights: MAP trees of Dasgupta's cost = trees with DP = 1".into(),
-        s.map_set_is_dp_one_set,
+        s.map_set_is_dp_one_set(),
         format!(
             "{} MAP trees (cost {}), DP of MAP trees {:.4}..{:.4}",
-            s.n_map_trees, s.min_energy, s.map_dp.0, s.map_dp.1
+            s.n_map_trees, s.map_energy, s.map_dp_min, s.map_dp_max
         ),
     ));
     let s = find(WeightScheme::PlusMinusOne, Energy::Hcc)?;
     claims.push((
         "3: +1/-1 weights: MAP trees of HCC = trees with DP = 1".into(),
-        s.map_set_is_dp_one_set,
+        s.map_set_is_dp_one_set(),
         format!(
             "{} MAP trees (energy {}): {} of the {} DP = 1 trees and {} others; DP of MAP trees {:.4}..{:.4}",
             s.n_map_trees,
-            s.min_energy,
-            s.n_map_with_dp_one,
-            s.n_dp_one,
-            s.n_map_trees - s.n_map_with_dp_one,
-            s.map_dp.0,
-            s.map_dp.1
+            s.map_energy,
+            s.n_map_trees_with_dp_one,
+            s.n_dp_one_trees,
+            s.n_map_trees.saturating_sub(s.n_map_trees_with_dp_one),
+            s.map_dp_min,
+            s.map_dp_max
         ),
     ));
     // Claim 4, per energy: the mean DP over each matrix's MAP trees against the mean DP over all
@@ -244,13 +361,10 @@ fn claims(
     let mut verdict4 = true;
     let mut evidence4 = Vec::new();
     for energy in Energy::ALL {
-        let rows: Vec<(f64, f64, f64)> = cases
+        let rows: Vec<(f64, f64, f64)> = rows
             .iter()
-            .filter(|c| matches!(c.scheme, WeightScheme::Random(_)) && c.energy == energy)
-            .map(|c| {
-                let s = &c.study;
-                (s.map_dp_mean, s.mean_dp, s.energy_dp_correlation)
-            })
+            .filter(|r| r.scheme == WeightScheme::Random(0).name() && r.energy == energy.name())
+            .map(|r| (r.map_dp_mean, r.all_trees_dp_mean, r.energy_dp_correlation))
             .collect();
         let r = RandomSummary::of(&rows);
         let holds = r.unrelated();
@@ -276,10 +390,10 @@ fn claims(
     let s2 = find(WeightScheme::NegatedPlusMinusOne, Energy::Hcc)?;
     claims.push((
         "5: negated weights: every MAP tree has the worst DP".into(),
-        s1.map_dp.1 <= s1.dp_range.0 + TIE && s2.map_dp.1 <= s2.dp_range.0 + TIE,
+        s1.map_dp_max <= s1.all_trees_dp_min + TIE && s2.map_dp_max <= s2.all_trees_dp_min + TIE,
         format!(
             "Dasgupta -(1/0): MAP DP {:.4}..{:.4}, worst DP {:.4}; HCC -(+1/-1): MAP DP {:.4}..{:.4}, worst DP {:.4}",
-            s1.map_dp.0, s1.map_dp.1, s1.dp_range.0, s2.map_dp.0, s2.map_dp.1, s2.dp_range.0
+            s1.map_dp_min, s1.map_dp_max, s1.all_trees_dp_min, s2.map_dp_min, s2.map_dp_max, s2.all_trees_dp_min
         ),
     ));
     Ok(claims)

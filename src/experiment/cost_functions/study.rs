@@ -181,18 +181,45 @@ fn correlation_or_nan(x: &[f64], y: &[f64]) -> f64 {
     }
 }
 
-/// Whether, for every tree, DP = 1 exactly when every class's points form a node of the tree
-/// (claim 1, checked tree by tree).
-pub fn dp_one_iff_classes_are_subtrees(trees: &[Tree], dps: &[f64], labels: &[usize]) -> bool {
+/// Claim 1's per-tree numbers over `trees` (with purities `dps`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassNodeCounts {
+    /// Trees in which every class's points form a node (counted tree by tree).
+    pub class_respecting: usize,
+    /// Trees for which "DP = 1" and "every class is a node" disagree (0 when claim 1 holds
+    /// tree by tree).
+    pub mismatches: usize,
+}
+
+/// For every tree, whether every class's points form a node of it and whether its DP is 1:
+/// the number of class-respecting trees and of trees where the two disagree.
+pub fn class_node_counts(trees: &[Tree], dps: &[f64], labels: &[usize]) -> ClassNodeCounts {
     let n_classes = labels.iter().max().map_or(0, |m| m + 1);
     let classes: Vec<Subset> = (0..n_classes)
         .map(|c| Subset::from_indices((0..labels.len()).filter(|&i| labels[i] == c)))
         .collect();
-    trees.par_iter().zip(dps).all(|(t, &dp)| {
-        let nodes = t.node_clusters();
-        let respects = classes.iter().all(|c| nodes.contains(c));
-        respects == (dp >= 1.0 - TIE)
-    })
+    let (class_respecting, mismatches) = trees
+        .par_iter()
+        .zip(dps)
+        .map(|(t, &dp)| {
+            let nodes = t.node_clusters();
+            let respects = classes.iter().all(|c| nodes.contains(c));
+            (
+                usize::from(respects),
+                usize::from(respects != (dp >= 1.0 - TIE)),
+            )
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    ClassNodeCounts {
+        class_respecting,
+        mismatches,
+    }
+}
+
+/// Whether, for every tree, DP = 1 exactly when every class's points form a node of the tree
+/// (claim 1, checked tree by tree): [`class_node_counts`] finds no mismatch.
+pub fn dp_one_iff_classes_are_subtrees(trees: &[Tree], dps: &[f64], labels: &[usize]) -> bool {
+    class_node_counts(trees, dps, labels).mismatches == 0
 }
 
 /// Number of trees in which every class forms its own subtree:
