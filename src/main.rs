@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use trellis_lab::data::ginkgo::JetDataset;
 use trellis_lab::experiment::jets::{check_exact_limits, score_jet};
-use trellis_lab::experiment::methods::{Method, MethodsSection};
+use trellis_lab::experiment::methods::{Method, MethodsSection, MAX_BEAM};
 use trellis_lab::experiment::{check_results, plot_results, run_config, Outcome, Registry};
 use trellis_lab::search::Dedup;
 
@@ -146,6 +146,9 @@ fn print_lines(lines: &[String]) {
 fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Result<()> {
     if beam_size == Some(0) {
         bail!("--beam-size must be at least 1");
+    }
+    if let Some(b) = beam_size.filter(|&b| b > MAX_BEAM) {
+        bail!("--beam-size {b} is more than {MAX_BEAM} partial trees; lower it");
     }
     if max_exact_leaves > trellis_lab::exact::full::MAX_LEAVES {
         bail!(

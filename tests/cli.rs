@@ -465,3 +465,30 @@ fn a_rerun_removes_outputs_it_no_longer_writes_and_dead_staging_folders() {
     assert!(res.join("table1.png").exists());
     assert!(!dead.exists(), "dead staging folder left behind");
 }
+
+#[test]
+fn devices_and_huge_sizes_are_refused_before_any_work() {
+    // A device as the jet file: refused at once (not read until memory runs out).
+    let out = bin().args(["score", "/dev/zero"]).output().unwrap();
+    assert!(one_line_error(&out).contains("regular file"));
+    let out = bin().args(["run", "/dev/zero"]).output().unwrap();
+    assert!(one_line_error(&out).contains("regular file"));
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets/truth_9.json");
+    let out = bin()
+        .args(["score", data.to_str().unwrap(), "--beam-size", "1000000000"])
+        .output()
+        .unwrap();
+    assert!(one_line_error(&out).contains("--beam-size"));
+    assert!(out.stdout.is_empty(), "no jet printed before the error");
+    let out = bin()
+        .args([
+            "score",
+            data.to_str().unwrap(),
+            "--max-exact-leaves",
+            "1000",
+        ])
+        .output()
+        .unwrap();
+    assert!(one_line_error(&out).contains("hard limit"));
+    assert!(out.stdout.is_empty(), "no jet printed before the error");
+}

@@ -219,13 +219,17 @@ impl Jet {
     }
 }
 
+/// Largest jet file [`JetDataset::load`] reads (1 GiB, several million jets).
+pub const MAX_JET_FILE_BYTES: u64 = 1 << 30;
+
 impl JetDataset {
-    /// Reads and validates a dataset file.
+    /// Reads and validates a dataset file (a regular file of at most [`MAX_JET_FILE_BYTES`]).
     pub fn load(path: &Path) -> Result<JetDataset, JetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| JetError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text =
+            super::read_text_limited(path, MAX_JET_FILE_BYTES).map_err(|source| JetError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
         Self::from_json(&text).map_err(|e| match e {
             JetError::Schema { msg, .. } => JetError::Schema {
                 path: path.display().to_string(),

@@ -51,7 +51,8 @@ pub struct Pam50 {
 }
 
 fn read(path: &Path) -> Result<String, Pam50Error> {
-    std::fs::read_to_string(path).map_err(|source| Pam50Error::Io {
+    // A regular file of at most 256 MiB (the pam50 files are about 100 KiB).
+    super::read_text_limited(path, 256 << 20).map_err(|source| Pam50Error::Io {
         path: path.display().to_string(),
         source,
     })

@@ -196,6 +196,9 @@ pub struct SparseFacts {
     pub vertices: usize,
 }
 
+/// Largest beam (and sparse-trellis seed beam) a config or `score` may ask for.
+pub const MAX_BEAM: usize = 100_000;
+
 /// `[methods]`: which methods run, with their parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -267,6 +270,16 @@ impl MethodsSection {
     pub fn validate(&self) -> Result<(), String> {
         if self.sparse && self.sparse_seed_trees == 0 {
             return Err("methods.sparse_seed_trees must be at least 1".into());
+        }
+        for (key, v) in [
+            ("beam_size", self.beam_size.unwrap_or(1)),
+            ("sparse_seed_trees", self.sparse_seed_trees),
+        ] {
+            if v > MAX_BEAM {
+                return Err(format!(
+                    "methods.{key} = {v} is more than {MAX_BEAM}: a beam holds that many partial trees, each with up to N(N-1)/2 candidate merges; lower it"
+                ));
+            }
         }
         if self.beam_size == Some(0) {
             return Err(

@@ -78,6 +78,9 @@ pub struct PlantedSection {
     pub p_out: f64,
 }
 
+/// Most planted-partition graphs one config may ask for.
+pub const MAX_PLANTED: usize = 100_000;
+
 impl PlantedSection {
     /// Checks the section, with `limit` the largest N the exact trellis may take.
     pub fn validate(&self, limit: usize) -> Result<(), String> {
@@ -87,6 +90,12 @@ impl PlantedSection {
                 "dasgupta.planted.instances must be at least 1 (or remove [dasgupta.planted])"
                     .into(),
             );
+        }
+        if self.instances > MAX_PLANTED {
+            return Err(format!(
+                "dasgupta.planted.instances = {} is more than {MAX_PLANTED} graphs (each is solved exactly and kept for its chart); lower it",
+                self.instances
+            ));
         }
         if self.cluster_sizes.is_empty() || self.cluster_sizes.contains(&0) || n < 2 {
             return Err(format!(

@@ -115,6 +115,11 @@ fn config_errors_name_the_key_and_the_fix() {
     for (from, to, key) in [
         ("p_in = 0.9", "p_in = 1.5", "dasgupta.planted.p_in"),
         ("instances = 2", "instances = 0", "dasgupta.planted.instances"),
+        (
+            "instances = 2",
+            "instances = 1000000000000",
+            "dasgupta.planted.instances",
+        ),
         ("[3, 3]", "[3, 0]", "dasgupta.planted.cluster_sizes"),
     ] {
         let e = error_of(&format!("[dasgupta]\n{}", PLANTED.replace(from, to)));

@@ -5,8 +5,8 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Most jets a config may ask the generator for (each is kept in memory).
-pub const MAX_JETS: usize = 10_000_000;
+/// Most jets a config may ask the generator for (each is kept in memory, about 1 KiB).
+pub const MAX_JETS: usize = 1_000_000;
 
 /// Where jets come from.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -63,6 +63,8 @@ fn bad_values_are_one_line_errors_naming_the_key() {
     }
     let e = parse(&format!("{OK}\n[methods]\nbeam_size = 0\n")).unwrap_err();
     assert!(e.contains("methods.beam_size"), "{e}");
+    let e = parse(&format!("{OK}\n[methods]\nbeam_size = 1000000000\n")).unwrap_err();
+    assert!(e.contains("methods.beam_size"), "{e}");
     let e = parse(&format!("{OK}\n[methods]\nmax_exact_leaves = 40\n")).unwrap_err();
     assert!(e.contains("hard limit"), "{e}");
 }
