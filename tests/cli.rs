@@ -492,3 +492,15 @@ fn devices_and_huge_sizes_are_refused_before_any_work() {
     assert!(one_line_error(&out).contains("hard limit"));
     assert!(out.stdout.is_empty(), "no jet printed before the error");
 }
+
+#[test]
+fn a_second_run_into_a_locked_folder_is_refused_with_the_reason() {
+    let dir = scratch("lock");
+    let cfg = small_config(&dir, "");
+    let held = trellis_lab::experiment::staging::lock_results(&dir.join("results/small")).unwrap();
+    let err = one_line_error(&run(&cfg));
+    assert!(err.contains("another run is writing"), "{err}");
+    assert!(!dir.join("results/small").exists());
+    drop(held);
+    run_ok(&cfg);
+}

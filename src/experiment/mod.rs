@@ -96,6 +96,8 @@ pub fn run_config_in(registry: &Registry, path: &Path, force: bool) -> Result<Ou
             );
         }
     }
+    // One run per results folder at a time (an advisory lock, released when the run ends).
+    let _lock = staging::lock_results(&dir)?;
     let hash = staging::run_hash(&cfg.value, &inputs)?;
     if !force && staging::is_up_to_date(&dir, &hash) {
         return Ok(Outcome::UpToDate(dir));

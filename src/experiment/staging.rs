@@ -139,6 +139,33 @@ impl Drop for Staging {
     }
 }
 
+/// Takes the advisory lock of the results folder `dir` (a file `.<name>.lock` beside it), or
+/// fails at once, naming the folder, when another run holds it. Dropping the file releases it.
+pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let path = parent.join(format!(".{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another run is writing {} (it holds {}); wait for it to finish",
+            dir.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
 /// Removes staging folders `.{name}.staging-PID` in `parent` left by processes that are gone
 /// (killed runs); on systems without `/proc` nothing is removed.
 fn remove_dead_staging(parent: &Path, name: &str) {
