@@ -15,7 +15,7 @@ pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
     if !meta.is_file() {
         return Err(Error::new(
             ErrorKind::InvalidInput,
-            "not a regular file (give the path of a data file)",
+            "not a regular file (give the path of a file, not a device or a folder)",
         ));
     }
     let mut text = String::new();

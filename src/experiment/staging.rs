@@ -28,25 +28,8 @@ pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
 
 /// Reads a regular file of at most `limit` bytes as text (never a device or a huge file).
 pub fn read_small(path: &Path, limit: u64) -> Result<String> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if !meta.is_file() {
-        anyhow::bail!("{} is not a regular file", path.display());
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?
-        .take(limit + 1)
-        .read_to_string(&mut text)
-        .with_context(|| format!("cannot read {} as text", path.display()))?;
-    if text.len() as u64 > limit {
-        anyhow::bail!(
-            "{} is larger than {} MiB; is it the right file?",
-            path.display(),
-            limit >> 20
-        );
-    }
-    Ok(text)
+    crate::data::read_text_limited(path, limit)
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// A folder where a run writes its outputs before they are moved into the results folder.
