@@ -104,6 +104,23 @@ fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> Option<T> {
     r.ok()
 }
 
+/// The first value of a column (the one value of a column that repeats a per-run number).
+pub fn first_value<T: Copy>(column: &[Option<T>], name: &str) -> Result<T> {
+    column
+        .first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| anyhow::anyhow!("a table has no value in column {name:?}"))
+}
+
+/// A float column whose every entry is set.
+pub fn full_f64_column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    f64_column(df, name)?
+        .into_iter()
+        .map(|v| v.ok_or_else(|| anyhow::anyhow!("column {name:?} has an empty entry")))
+        .collect()
+}
+
 /// Column `name`, or an error saying the table is not what this program writes.
 fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column> {
     df.column(name).map_err(|_| {

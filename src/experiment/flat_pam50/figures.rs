@@ -1,10 +1,9 @@
 //! Figures 2–5, drawn from `flat_pairs.parquet`, `flat_summary.parquet` and the manifest's
 //! `map_clustering` alone.
 
-use super::first;
 use crate::experiment::chart::{save_chart, HeatmapChart, ScatterByCategory};
 use crate::experiment::kind::Results;
-use crate::experiment::table::{f64_column, str_column, u64_column};
+use crate::experiment::table::{f64_column, first_value, str_column, u64_column};
 use anyhow::{anyhow, ensure, Result};
 use std::path::Path;
 
@@ -12,8 +11,8 @@ use std::path::Path;
 /// `fig5_marginals` (PNG + SVG) into `out`.
 pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let s = results.table("flat_summary")?;
-    let one_f = |c: &str| first(f64_column(&s, c)?, c);
-    let one_u = |c: &str| first(u64_column(&s, c)?, c).map(|v| v as usize);
+    let one_f = |c: &str| first_value(&f64_column(&s, c)?, c);
+    let one_u = |c: &str| first_value(&u64_column(&s, c)?, c).map(|v| v as usize);
     let n = one_u("n_points")?;
     let draws = one_u("perturb_draws")?;
     let corr = one_f("corr_pair_energy_log_marginal")?;

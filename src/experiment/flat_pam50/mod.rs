@@ -25,8 +25,8 @@ use crate::experiment::check::Measure;
 use crate::experiment::config::{one_f64, resolve, yes};
 use crate::experiment::kind::{Experiment, Results, RunContext};
 use crate::experiment::methods::MethodsSection;
-use crate::experiment::table::{f64_column, u64_column};
-use anyhow::{anyhow, Result};
+use crate::experiment::table::{f64_column, first_value, u64_column};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -192,7 +192,7 @@ impl Experiment for FlatPam50 {
                 "correlation of pairwise energies and exact log pairwise marginals (Figure 2)",
             ),
         ] {
-            out.push(Measure::new(id, what, first(f64_column(&s, id)?, id)?));
+            out.push(Measure::new(id, what, first_value(&f64_column(&s, id)?, id)?));
         }
         for (id, what) in [
             ("n_points", "samples"),
@@ -203,7 +203,7 @@ impl Experiment for FlatPam50 {
             ),
             ("pairs", "pairs of samples"),
         ] {
-            let v = first(u64_column(&s, id)?, id)?;
+            let v = first_value(&u64_column(&s, id)?, id)?;
             out.push(Measure::new(id, what, v as f64));
         }
         Ok(out)
@@ -212,13 +212,4 @@ impl Experiment for FlatPam50 {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
-}
-
-/// The one value of a column of `flat_summary.parquet`.
-fn first<T: Copy>(column: Vec<Option<T>>, name: &str) -> Result<T> {
-    column
-        .first()
-        .copied()
-        .flatten()
-        .ok_or_else(|| anyhow!("flat_summary.parquet has no value of {name}"))
 }

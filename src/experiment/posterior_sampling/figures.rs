@@ -3,18 +3,9 @@
 use crate::experiment::chart::{save_chart, PosteriorMassChart};
 use crate::experiment::kind::Results;
 use crate::experiment::stats::thousands;
-use crate::experiment::table::{f64_column, str_column};
+use crate::experiment::table::{f64_column, full_f64_column, str_column};
 use anyhow::{anyhow, Result};
-use polars::prelude::DataFrame;
 use std::path::Path;
-
-/// The values of a column whose every entry is set.
-fn all(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
-    f64_column(df, name)?
-        .into_iter()
-        .map(|v| v.ok_or_else(|| anyhow!("column {name} has an empty entry")))
-        .collect()
-}
 
 /// `summary.parquet`: the jet's name and one value per quantity, in table order.
 pub struct Summary {
@@ -66,17 +57,17 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             "trellis sampler, {} draws",
             thousands(need("n_samples")? as u128)
         ),
-        all(&p, "trellis_sampler_frequency")?,
+        full_f64_column(&p, "trellis_sampler_frequency")?,
     )];
     if let Some(nref) = get("reference_n_samples") {
         samples.push((
             format!("reference sampler, {} draws", thousands(nref as u128)),
-            all(&p, "reference_sampler_frequency")?,
+            full_f64_column(&p, "reference_sampler_frequency")?,
         ));
     }
     let chart = PosteriorMassChart {
-        values: all(&p, "log_likelihood")?,
-        exact: all(&p, "exact_probability")?,
+        values: full_f64_column(&p, "log_likelihood")?,
+        exact: full_f64_column(&p, "exact_probability")?,
         samples,
         truth: get("truth_log_likelihood"),
         title: format!(

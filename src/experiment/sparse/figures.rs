@@ -3,8 +3,8 @@
 use super::SparseConfig;
 use crate::experiment::chart::{save_chart, LineChart, LineSeries};
 use crate::experiment::kind::Results;
-use crate::experiment::table::{f64_column, str_column, u64_column};
-use anyhow::{anyhow, Result};
+use crate::experiment::table::{f64_column, first_value, str_column, u64_column};
+use anyhow::Result;
 use std::path::Path;
 
 /// One row of `sparse.parquet`.
@@ -38,13 +38,7 @@ pub fn read(results: &Results) -> Result<(Vec<Row>, f64, f64)> {
             n_finite: finite[i].unwrap_or(0),
         })
         .collect();
-    let first = |col: &str| -> Result<f64> {
-        f64_column(&t, col)?
-            .first()
-            .copied()
-            .flatten()
-            .ok_or_else(|| anyhow!("sparse.parquet has no {col}"))
-    };
+    let first = |col: &str| first_value(&f64_column(&t, col)?, col);
     Ok((
         rows,
         first("exact_trellis_minus_greedy")?,
