@@ -2,10 +2,17 @@
 
 pub mod ginkgo;
 pub mod graphs;
+pub mod matrix;
 pub mod pam50;
 
 use std::io::Read;
 use std::path::Path;
+
+/// A message on one line: runs of whitespace (newlines included, as serde and toml write them,
+/// or as a user's text quoted in an error holds them) become one space.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
 
 /// Reads a user's data file as text: only a regular file (never a device or a pipe such as
 /// `/dev/zero`), and at most `limit` bytes (the error says the limit).

@@ -104,8 +104,24 @@ impl Pam50 {
     pub fn load(dir: &Path) -> Result<Pam50, Pam50Error> {
         let [expr_path, label_path] = Pam50::files(dir);
         let (expr, labels) = (read(&expr_path)?, read(&label_path)?);
-        let err = |path: &Path, line: usize, msg: String| Pam50Error::Format {
-            path: path.display().to_string(),
+        Pam50::parse(
+            &expr,
+            &labels,
+            &expr_path.display().to_string(),
+            &label_path.display().to_string(),
+        )
+    }
+
+    /// Parses the two files' texts (as [`Pam50::load`] reads them); the names are used in
+    /// errors.
+    pub fn parse(
+        expr: &str,
+        labels: &str,
+        expr_path: &str,
+        label_path: &str,
+    ) -> Result<Pam50, Pam50Error> {
+        let err = |path: &str, line: usize, msg: String| Pam50Error::Format {
+            path: path.to_string(),
             line,
             msg,
         };
@@ -113,7 +129,7 @@ impl Pam50 {
         let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
         if header.first() != Some(&"sample") || header.len() < 2 {
             return Err(err(
-                &expr_path,
+                expr_path,
                 1,
                 "the header must be `sample` then the gene names, tab-separated".into(),
             ));
@@ -124,7 +140,7 @@ impl Pam50 {
             let fields: Vec<&str> = line.split('\t').collect();
             if fields.len() != genes.len() + 1 {
                 return Err(err(
-                    &expr_path,
+                    expr_path,
                     k + 2,
                     format!(
                         "{} columns, expected {} (sample + {} genes); a column is missing or extra",
@@ -141,14 +157,14 @@ impl Pam50 {
                     v => {
                         let x: f64 = v.parse().map_err(|_| {
                             err(
-                                &expr_path,
+                                expr_path,
                                 k + 2,
                                 format!("gene {} value {v:?} is not a number or NA", genes[g]),
                             )
                         })?;
                         if !x.is_finite() {
                             return Err(err(
-                                &expr_path,
+                                expr_path,
                                 k + 2,
                                 format!("gene {} value {v} is not finite", genes[g]),
                             ));
@@ -167,7 +183,7 @@ impl Pam50 {
             let fields: Vec<&str> = line.split('\t').collect();
             if fields.len() < 2 || samples.get(k).map(String::as_str) != Some(fields[0]) {
                 return Err(err(
-                    &label_path,
+                    label_path,
                     k + 2,
                     format!(
                         "expected sample {:?} (same order as the expression file)",
@@ -182,7 +198,7 @@ impl Pam50 {
         }
         if subtypes.len() != samples.len() {
             return Err(err(
-                &label_path,
+                label_path,
                 subtypes.len() + 2,
                 format!("{} labels for {} samples", subtypes.len(), samples.len()),
             ));
