@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use trellis_lab::data::ginkgo::JetDataset;
 use trellis_lab::experiment::jets::{check_exact_limits, score_jet};
-use trellis_lab::experiment::methods::{Method, MethodsSection, MAX_BEAM};
+use trellis_lab::experiment::methods::{Method, MethodsSection, BEAM_COST, MAX_BEAM};
 use trellis_lab::experiment::{check_results, plot_results, run_config, Outcome, Registry};
 use trellis_lab::search::Dedup;
 
@@ -62,12 +62,18 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = real_main(cli) {
-        // One line: the chain of causes, outermost first.
-        let msg: Vec<String> = e
-            .chain()
-            .map(|c| trellis_lab::experiment::config::one_line(&c.to_string()))
-            .collect();
-        eprintln!("error: {}", msg.join(": "));
+        // One line: the chain of causes, outermost first, each said once (a message that
+        // already quotes its cause is not followed by it again).
+        let mut msg = String::new();
+        for cause in e.chain() {
+            let c = trellis_lab::experiment::config::one_line(&cause.to_string());
+            if msg.is_empty() {
+                msg = c;
+            } else if !msg.contains(&c) {
+                msg = format!("{msg}: {c}");
+            }
+        }
+        eprintln!("error: {msg}");
         std::process::exit(1);
     }
 }
@@ -147,8 +153,9 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
     if beam_size == Some(0) {
         bail!("--beam-size must be at least 1");
     }
-    if let Some(b) = beam_size.filter(|&b| b > MAX_BEAM) {
-        bail!("--beam-size {b} is more than {MAX_BEAM} partial trees; lower it");
+    if let Some(b) = beam_size {
+        trellis_lab::experiment::limits::check_size("--beam-size", b, MAX_BEAM, BEAM_COST)
+            .map_err(anyhow::Error::msg)?;
     }
     if max_exact_leaves > trellis_lab::exact::full::MAX_LEAVES {
         bail!(

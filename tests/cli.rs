@@ -1,35 +1,12 @@
 //! The command line: a small end-to-end run, resume, `score`, and bad input.
 
+mod common;
+
+use common::{bin, one_line_error, run, run_ok, write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trellis-lab"))
-}
-
-fn run(cfg: &Path) -> std::process::Output {
-    bin().args(["run", cfg.to_str().unwrap()]).output().unwrap()
-}
-
-/// Runs `cfg` and fails the test with the program's stderr if the run failed.
-fn run_ok(cfg: &Path) {
-    let out = run(cfg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trellis-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("cli", name)
 }
 
 fn small_config(dir: &Path, extra_data: &str) -> PathBuf {
@@ -56,17 +33,6 @@ beam_dedup = "equal_total"
     let p = dir.join("small.toml");
     std::fs::write(&p, cfg).unwrap();
     p
-}
-
-fn one_line_error(out: &std::process::Output) -> String {
-    assert!(!out.status.success(), "expected failure");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "error should be one line: {err}"
-    );
-    err
 }
 
 #[test]
@@ -336,171 +302,4 @@ fn plot_redraws_identical_figures_from_the_tables_alone() {
     for (f, b) in figures.iter().zip(&before) {
         assert_eq!(&std::fs::read(res.join(f)).unwrap(), b, "{f} differs");
     }
-}
-
-#[test]
-fn a_changed_input_file_or_damaged_output_is_not_up_to_date() {
-    let dir = scratch("stale");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets/truth_9.json");
-    let data = dir.join("jets.json");
-    std::fs::copy(&src, &data).unwrap();
-    let cfg = dir.join("s.toml");
-    write(
-        &cfg,
-        &format!(
-            "[experiment]\nname = \"s\"\nseed = 1\noutput_dir = \"{}\"\n[jets]\nsource = \"file\"\npath = \"jets.json\"\n",
-            dir.join("results").display()
-        ),
-    );
-    let skipped = |out: std::process::Output| {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stderr).contains("nothing to do")
-    };
-    assert!(!skipped(run(&cfg)));
-    assert!(skipped(run(&cfg)));
-    // The same config over different jets is recomputed.
-    let text = std::fs::read_to_string(&data).unwrap();
-    std::fs::write(&data, text.replacen("\"jets\"", "\"jets\" ", 1)).unwrap();
-    assert!(!skipped(run(&cfg)));
-    assert!(skipped(run(&cfg)));
-    // An output edited in place (same size) is recomputed.
-    let svg = dir.join("results/s/table1.svg");
-    let text = std::fs::read_to_string(&svg).unwrap();
-    std::fs::write(&svg, text.replacen("Trellis", "XXXXXXX", 1)).unwrap();
-    assert!(!skipped(run(&cfg)));
-    assert!(std::fs::read_to_string(&svg).unwrap().contains("Trellis"));
-    // A truncated output is recomputed.
-    std::fs::write(dir.join("results/s/table1.parquet"), b"").unwrap();
-    assert!(!skipped(run(&cfg)));
-    // Results written by another program (another build) are recomputed.
-    let m = dir.join("results/s/manifest.json");
-    let text = std::fs::read_to_string(&m).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let hash = v["run_hash"].as_str().unwrap().to_string();
-    std::fs::write(&m, text.replace(&hash, "0000000000000000")).unwrap();
-    assert!(!skipped(run(&cfg)));
-}
-
-#[test]
-fn check_recomputes_verdicts_from_the_tables() {
-    let dir = scratch("check");
-    let cfg = dir.join("jets_smoke.toml");
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/jets_smoke.toml"),
-    )
-    .unwrap();
-    write(
-        &cfg,
-        &text.replace(
-            "output_dir = \"results\"",
-            &format!("output_dir = \"{}\"", dir.join("results").display()),
-        ),
-    );
-    run_ok(&cfg);
-    let res = dir.join("results/jets_smoke");
-    let check = || {
-        bin()
-            .args(["check", res.to_str().unwrap()])
-            .output()
-            .unwrap()
-    };
-    let out = check();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains(" 0 failed"), "{stdout}");
-    assert!(res.join("checks.parquet").exists());
-    // Edit one number of Table 1 far off: check must fail, naming it.
-    use polars::prelude::Column;
-    use trellis_lab::experiment::table::{f64_column, read_parquet, write_parquet};
-    let mut df = read_parquet(&res.join("table1.parquet")).unwrap();
-    let mean: Vec<Option<f64>> = f64_column(&df, "mean")
-        .unwrap()
-        .into_iter()
-        .map(|v| v.map(|v| v + 5.0))
-        .collect();
-    df.with_column(Column::new("mean".into(), mean)).unwrap();
-    write_parquet(&mut df, &res.join("table1.parquet")).unwrap();
-    let out = check();
-    assert!(!out.status.success());
-    let err = one_line_error(&out);
-    assert!(
-        err.contains("out of tolerance") && err.contains("Table 1"),
-        "{err}"
-    );
-    // A corrupted table is an error, not a panic.
-    std::fs::write(res.join("table1.parquet"), b"PAR1 not really").unwrap();
-    let out = check();
-    let err = one_line_error(&out);
-    assert!(err.contains("table1.parquet"), "{err}");
-}
-
-#[test]
-fn a_rerun_removes_outputs_it_no_longer_writes_and_dead_staging_folders() {
-    let dir = scratch("stale_outputs");
-    let cfg = small_config(&dir, "");
-    run_ok(&cfg);
-    let res = dir.join("results/small");
-    assert!(res.join("fig5_logz_vs_map.png").exists());
-    // A killed run's staging folder (its process is gone) is cleaned up by the next run.
-    let dead = dir.join("results/.small.staging-4000000");
-    std::fs::create_dir_all(&dead).unwrap();
-    std::fs::write(dead.join("jets.parquet"), b"half").unwrap();
-    // Without the trellis there is no Figure 5: the old one must not stay behind.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    write(
-        &cfg,
-        &text.replace("[methods]\n", "[methods]\ntrellis = false\n"),
-    );
-    run_ok(&cfg);
-    assert!(!res.join("fig5_logz_vs_map.png").exists());
-    assert!(!res.join("fig5_logz_vs_map.svg").exists());
-    assert!(res.join("table1.png").exists());
-    assert!(!dead.exists(), "dead staging folder left behind");
-}
-
-#[test]
-fn devices_and_huge_sizes_are_refused_before_any_work() {
-    // A device as the jet file: refused at once (not read until memory runs out).
-    let out = bin().args(["score", "/dev/zero"]).output().unwrap();
-    assert!(one_line_error(&out).contains("regular file"));
-    let out = bin().args(["run", "/dev/zero"]).output().unwrap();
-    assert!(one_line_error(&out).contains("regular file"));
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/ginkgo_jets/truth_9.json");
-    let out = bin()
-        .args(["score", data.to_str().unwrap(), "--beam-size", "1000000000"])
-        .output()
-        .unwrap();
-    assert!(one_line_error(&out).contains("--beam-size"));
-    assert!(out.stdout.is_empty(), "no jet printed before the error");
-    let out = bin()
-        .args([
-            "score",
-            data.to_str().unwrap(),
-            "--max-exact-leaves",
-            "1000",
-        ])
-        .output()
-        .unwrap();
-    assert!(one_line_error(&out).contains("hard limit"));
-    assert!(out.stdout.is_empty(), "no jet printed before the error");
-}
-
-#[test]
-fn a_second_run_into_a_locked_folder_is_refused_with_the_reason() {
-    let dir = scratch("lock");
-    let cfg = small_config(&dir, "");
-    let held = trellis_lab::experiment::staging::lock_results(&dir.join("results/small")).unwrap();
-    let err = one_line_error(&run(&cfg));
-    assert!(err.contains("another run is writing"), "{err}");
-    assert!(!dir.join("results/small").exists());
-    drop(held);
-    run_ok(&cfg);
 }

@@ -1,6 +1,8 @@
 //! Reruns are bit-identical: every fast config run with 1 and with 2 worker threads gives the
 //! same Parquet tables (every column but the wall-time ones) and byte-identical figures.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use trellis_lab::experiment::run_config;
 use trellis_lab::experiment::staging::list_files;
@@ -11,26 +13,14 @@ const TIMING_COLUMNS: [&str; 3] = ["seconds", "splits_per_second", "peak_rss_byt
 
 /// `configs/<name>.toml` with its data and output paths made absolute and `threads` set.
 fn config_copy(dir: &Path, name: &str, threads: usize) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join(format!("configs/{name}.toml"))).unwrap();
-    let mut out = String::new();
-    for line in text.lines() {
-        let key = line.split('=').next().unwrap_or("").trim();
-        match key {
-            "output_dir" | "threads" => continue,
-            _ => out.push_str(&line.replace("\"../data/", &format!("\"{}/data/", root.display()))),
-        }
-        out.push('\n');
-        if line.trim() == "[experiment]" {
-            out.push_str(&format!(
-                "output_dir = \"{}\"\nthreads = {threads}\n",
-                dir.join(format!("t{threads}")).display()
-            ));
-        }
-    }
-    let path = dir.join(format!("{name}-t{threads}.toml"));
-    std::fs::write(&path, out).unwrap();
-    path
+    common::config_copy(
+        dir,
+        name,
+        &dir.join(format!("t{threads}")),
+        Some(threads),
+        &format!("{name}-t{threads}.toml"),
+        |t| t,
+    )
 }
 
 #[test]

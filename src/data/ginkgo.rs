@@ -156,6 +156,13 @@ impl Jet {
                 )));
             }
         }
+        // The model squares sums of four-momenta: they must stay finite.
+        let total: f64 = self.leaves.iter().flatten().map(|x| x.abs()).sum();
+        if !(total * total).is_finite() {
+            return Err(bad(format!(
+                "its leaf values sum to {total:e} in absolute value, whose square overflows; rescale the units (e.g. to GeV)"
+            )));
+        }
         for (what, v) in [
             ("t_cut", self.t_cut),
             ("lam", self.lam),
@@ -248,10 +255,11 @@ impl JetDataset {
                 path: "<input>".into(),
                 msg: if nonfinite {
                     format!(
-                        "it contains NaN or Infinity values ({e}); remove or fix those particles"
+                        "it contains NaN or Infinity values ({}); remove or fix those particles",
+                        super::one_line(&e.to_string())
                     )
                 } else {
-                    e.to_string()
+                    super::one_line(&e.to_string())
                 },
             }
         })?;

@@ -182,12 +182,18 @@ fn check_experiment(e: &ExperimentSection) -> Result<(), String> {
             "experiment.name {name:?} must be a non-empty folder name of letters, digits, '_' or '-'"
         ));
     }
-    if e.threads > MAX_THREADS {
-        return Err(format!(
-            "experiment.threads = {} is more than {MAX_THREADS}; use 0 (one per core) or a small number",
-            e.threads
-        ));
-    }
+    // Each worker thread is an OS thread with its own stack and per-thread state.
+    super::limits::check_size(
+        "experiment.threads",
+        e.threads,
+        MAX_THREADS,
+        super::limits::UnitCost {
+            unit: "worker thread",
+            bytes: 2.0 * 1024.0 * 1024.0,
+            seconds: 0.0,
+        },
+    )
+    .map_err(|e| e.replace("; lower it", "; use 0 (one per core) or a small number"))?;
     Ok(())
 }
 
@@ -203,10 +209,7 @@ pub fn kind_sections<T: serde::de::DeserializeOwned>(
     serde_json::from_value(v)
 }
 
-/// A message on one line (serde and toml write several).
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use crate::data::one_line;
 
 /// Makes a relative `path` relative to `base`.
 pub fn resolve(path: &mut PathBuf, base: &Path) {

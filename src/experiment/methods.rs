@@ -199,6 +199,14 @@ pub struct SparseFacts {
 /// Largest beam (and sparse-trellis seed beam) a config or `score` may ask for.
 pub const MAX_BEAM: usize = 100_000;
 
+/// One partial tree of a beam over a 32-leaf jet: its up to N(N-1)/2 = 496 candidate merges
+/// at 16 bytes each, and about 5 µs per merge step.
+pub const BEAM_COST: super::limits::UnitCost = super::limits::UnitCost {
+    unit: "partial tree of a 32-leaf jet",
+    bytes: 496.0 * 16.0,
+    seconds: 5e-6 * 31.0,
+};
+
 /// `[methods]`: which methods run, with their parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -275,11 +283,7 @@ impl MethodsSection {
             ("beam_size", self.beam_size.unwrap_or(1)),
             ("sparse_seed_trees", self.sparse_seed_trees),
         ] {
-            if v > MAX_BEAM {
-                return Err(format!(
-                    "methods.{key} = {v} is more than {MAX_BEAM}: a beam holds that many partial trees, each with up to N(N-1)/2 candidate merges; lower it"
-                ));
-            }
+            super::limits::check_size(&format!("methods.{key}"), v, MAX_BEAM, BEAM_COST)?;
         }
         if self.beam_size == Some(0) {
             return Err(

@@ -21,6 +21,7 @@ pub mod chart;
 pub mod check;
 pub mod config;
 pub mod kind;
+pub mod limits;
 pub mod methods;
 pub mod registry;
 pub mod staging;

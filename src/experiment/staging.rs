@@ -127,6 +127,7 @@ impl Drop for Staging {
 pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    no_file_in_the_way(dir)?;
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
     let path = parent.join(format!(".{name}.lock"));
@@ -147,6 +148,23 @@ pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
             Err(e).with_context(|| format!("cannot lock {}", path.display()))
         }
     }
+}
+
+/// `Err` naming the file when `dir` or one of its ancestors exists but is not a folder (e.g. an
+/// `output_dir` that names a file), so that no results folder can be made there.
+fn no_file_in_the_way(dir: &Path) -> Result<()> {
+    for p in dir.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => anyhow::bail!(
+                "{} is a file, so results cannot go to {}; point experiment.output_dir (or experiment.name) at a folder, or move the file away",
+                p.display(),
+                dir.display()
+            ),
+            Err(_) => continue,
+        }
+    }
+    Ok(())
 }
 
 /// Removes staging folders `.{name}.staging-PID` in `parent` left by processes that are gone

@@ -85,22 +85,33 @@ thread_local! {
     static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Quiet reads under way on any thread: while there is one, a panic raised inside the Parquet
+/// reader's own worker threads (which the reading thread catches) is not printed either.
+static QUIET_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Runs `f`, turning a panic into `None` without printing it. The panic hook is installed once
-/// and stays silent only on the thread (and for the time) that asked, so other threads' panics
-/// are reported as usual.
+/// and stays silent only on the thread (and for the time) that asked, and for panics inside
+/// polars during such a read, so other threads' panics are reported as usual.
 fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> Option<T> {
+    use std::sync::atomic::Ordering;
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(|q| q.get()) {
+            let in_reader = QUIET_READS.load(Ordering::SeqCst) > 0
+                && info
+                    .location()
+                    .is_some_and(|l| l.file().contains("/polars-"));
+            if !(QUIET.with(|q| q.get()) || in_reader) {
                 previous(info);
             }
         }));
     });
+    QUIET_READS.fetch_add(1, Ordering::SeqCst);
     QUIET.with(|q| q.set(true));
     let r = std::panic::catch_unwind(f);
     QUIET.with(|q| q.set(false));
+    QUIET_READS.fetch_sub(1, Ordering::SeqCst);
     r.ok()
 }
 

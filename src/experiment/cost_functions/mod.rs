@@ -41,7 +41,6 @@ pub use study::{
 
 use crate::experiment::check::Measure;
 use crate::experiment::kind::{Experiment, Results, RunContext};
-use crate::experiment::stats::thousands;
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use crate::tree::n_binary_trees;
 use anyhow::{anyhow, Result};
@@ -90,7 +89,7 @@ impl Experiment for CostFunctions {
 
     fn validate(&self, cfg: &CostFunctionsConfig) -> Result<(), String> {
         let c = &cfg.cost_functions;
-        let n: usize = c.cluster_sizes.iter().sum();
+        let n = c.cluster_sizes.iter().fold(0usize, |a, &b| a.saturating_add(b));
         if c.cluster_sizes.len() < 2 || c.cluster_sizes.contains(&0) || n > MAX_POINTS {
             return Err(format!(
                 "cost_functions.cluster_sizes = {:?} must list at least two non-empty clusters with at most {MAX_POINTS} points in all (every tree is enumerated)",
@@ -100,15 +99,17 @@ impl Experiment for CostFunctions {
         if c.random_instances == 0 {
             return Err("cost_functions.random_instances must be at least 1".into());
         }
-        if c.random_instances > MAX_RANDOM_INSTANCES {
-            return Err(format!(
-                "cost_functions.random_instances = {} is more than {}: each one scores all {} trees twice; use at most {}",
-                c.random_instances,
-                thousands(MAX_RANDOM_INSTANCES as u128),
-                thousands(n_binary_trees(n)),
-                thousands(MAX_RANDOM_INSTANCES as u128)
-            ));
-        }
+        // Each instance scores all trees under both energies: about 0.6 µs per tree.
+        crate::experiment::limits::check_size(
+            "cost_functions.random_instances",
+            c.random_instances,
+            MAX_RANDOM_INSTANCES,
+            crate::experiment::limits::UnitCost {
+                unit: "instance",
+                bytes: (n * n * 8) as f64,
+                seconds: 0.6e-6 * n_binary_trees(n) as f64,
+            },
+        )?;
         Ok(())
     }
 

@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 /// Most jets a config may ask the generator for (each is kept in memory, about 1 KiB).
 pub const MAX_JETS: usize = 1_000_000;
 
+/// One jet: about 1 KiB held, and about 10 ms to generate and score with every method
+/// (`configs/jets.toml`'s jets up to 10 leaves).
+pub const JET_COST: crate::experiment::limits::UnitCost = crate::experiment::limits::UnitCost {
+    unit: "jet",
+    bytes: 1024.0,
+    seconds: 1e-2,
+};
+
 /// Where jets come from.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -123,11 +131,12 @@ impl JetsSection {
                                 .into(),
                         )
                     }
-                    Some(n) if n > MAX_JETS => {
-                        return Err(format!(
-                            "jets.n_jets = {n} is more than {MAX_JETS} jets (about 1 KiB of memory each); split the run"
-                        ))
-                    }
+                    Some(n) => crate::experiment::limits::check_size(
+                        "jets.n_jets",
+                        n,
+                        MAX_JETS,
+                        JET_COST,
+                    )?,
                     _ => {}
                 }
                 let p = self.generator_params();

@@ -37,6 +37,9 @@ pub const P_VALUE_FLOOR: f64 = 1e-3;
 /// The posterior-sampling kind.
 pub struct PosteriorSampling;
 
+/// Most trees drawn in one run (about 17 minutes at 1 µs each).
+pub const MAX_SAMPLES: usize = 1_000_000_000;
+
 /// `kind = "posterior_sampling"`: `[jets]`, `[posterior_sampling]` and optionally `[methods]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -100,6 +103,17 @@ impl Experiment for PosteriorSampling {
         if s.n_samples == 0 {
             return Err("posterior_sampling.n_samples must be at least 1".into());
         }
+        // Draws stream into counts (no memory per draw): about 1 µs each at the paper's N = 5.
+        crate::experiment::limits::check_size(
+            "posterior_sampling.n_samples",
+            s.n_samples,
+            MAX_SAMPLES,
+            crate::experiment::limits::UnitCost {
+                unit: "tree drawn",
+                bytes: 0.0,
+                seconds: 1e-6,
+            },
+        )?;
         if s.max_enumerate_leaves > MAX_ENUMERATE_LEAVES {
             return Err(format!(
                 "posterior_sampling.max_enumerate_leaves = {} would enumerate more than 3e7 trees; use at most {MAX_ENUMERATE_LEAVES}",

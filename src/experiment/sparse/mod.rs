@@ -120,10 +120,17 @@ impl Experiment for Sparse {
                     .into(),
             );
         }
-        if let Some(&b) = s.budgets.iter().find(|&&b| b > MAX_JETS) {
-            return Err(format!(
-                "sparse.budgets holds {b}, more than {MAX_JETS} seed trees (one simulated jet each); lower it"
-            ));
+        for (i, &b) in s.budgets.iter().enumerate() {
+            crate::experiment::limits::check_size(
+                &format!("sparse.budgets[{i}]"),
+                b,
+                MAX_JETS,
+                crate::experiment::limits::UnitCost {
+                    unit: "seed tree (a simulated jet and its beam)",
+                    bytes: 1024.0,
+                    seconds: 35e-6,
+                },
+            )?;
         }
         if s.seed_beam_size == Some(0) {
             return Err(

@@ -67,7 +67,7 @@ fn bad_sections_are_one_line_errors_naming_the_key() {
         ),
         (
             format!("{FILE}[sparse]\nbudgets = [100000000]\n"),
-            "sparse.budgets holds 100000000",
+            "sparse.budgets[0] = 100000000 is more than the limit of 1000000: it would take about 95.4 GiB of memory",
         ),
         (
             format!("{FILE}[sparse]\nbudgets = [5]\nseed_beam_size = 0\n"),
