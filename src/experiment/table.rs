@@ -66,19 +66,82 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Reads a Parquet file. A damaged file is an error naming it, never a panic (the Parquet
-/// reader can panic on some corruptions; such a panic is caught and reported quietly).
+/// The most rows a results table may declare (the largest table written has about 10^5).
+pub const MAX_TABLE_ROWS: usize = 10_000_000;
+
+/// The largest Parquet file read back (results tables are kilobytes to megabytes).
+pub const MAX_TABLE_BYTES: u64 = 1 << 30;
+
+/// Reads a Parquet file. A damaged file is an error naming it, never a panic or an abort: its
+/// declared sizes are checked before the reader allocates by them, and a panic of the reader on
+/// some other corruption is caught and reported quietly.
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let read = quietly(|| ParquetReader::new(file).finish());
+    let damaged = |why: String| {
+        anyhow::anyhow!(
+            "{} is damaged ({why}); re-run the config with --force",
+            path.display()
+        )
+    };
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot open {}", path.display()))?;
+    if !meta.is_file() || meta.len() > MAX_TABLE_BYTES {
+        return Err(damaged(format!(
+            "not a regular file of at most {} MiB",
+            MAX_TABLE_BYTES >> 20
+        )));
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let checked = quietly(|| declared_sizes_are_sane(&bytes));
+    match checked {
+        Some(Ok(())) => {}
+        Some(Err(why)) => return Err(damaged(why)),
+        None => return Err(damaged("its metadata cannot be read".into())),
+    }
+    let read = quietly(|| ParquetReader::new(std::io::Cursor::new(bytes)).finish());
     match read {
         Some(r) => r.with_context(|| format!("reading {}", path.display())),
-        None => anyhow::bail!(
-            "{} is damaged (the Parquet reader failed on it); re-run the config with --force",
-            path.display()
-        ),
+        None => Err(damaged("the Parquet reader failed on it".into())),
     }
+}
+
+/// Whether the row and value counts and page sizes a Parquet file declares are within the
+/// limits of a results table. The reader reserves memory by these numbers, so a corrupted count
+/// (e.g. 2^61 values) would otherwise abort the process on allocation.
+fn declared_sizes_are_sane(bytes: &[u8]) -> std::result::Result<(), String> {
+    use polars_parquet::parquet::page::CompressedPage;
+    use polars_parquet::parquet::read::{get_page_iterator, read_metadata};
+    const MAX_PAGE_BYTES: usize = 256 << 20;
+    let meta = read_metadata(&mut std::io::Cursor::new(bytes)).map_err(|e| e.to_string())?;
+    if meta.num_rows > MAX_TABLE_ROWS {
+        return Err(format!("it declares {} rows", meta.num_rows));
+    }
+    let buffer = polars_buffer::Buffer::from(bytes.to_vec());
+    for group in &meta.row_groups {
+        let rows = group.num_rows();
+        if rows > MAX_TABLE_ROWS {
+            return Err(format!("a row group declares {rows} rows"));
+        }
+        for column in group.parquet_columns() {
+            let pages = get_page_iterator(
+                column,
+                std::io::Cursor::new(buffer.clone()),
+                Vec::new(),
+                MAX_PAGE_BYTES,
+            )
+            .map_err(|e| e.to_string())?;
+            for page in pages {
+                if let CompressedPage::Data(p) = page.map_err(|e| e.to_string())? {
+                    if p.num_values() > rows || p.uncompressed_size() > MAX_PAGE_BYTES {
+                        return Err(format!(
+                            "a page declares {} values in a row group of {rows} rows",
+                            p.num_values()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 thread_local! {
@@ -186,6 +249,40 @@ mod tests {
         assert!(
             std::fs::read_dir(&dir).unwrap().count() == 1,
             "no temporary file left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Fuzz finding: a page declaring more values than its row group holds made the reader
+    /// reserve memory by that count (2^61 bytes: an abort). The declared sizes are now checked.
+    #[test]
+    fn declared_counts_beyond_the_rows_are_damage_not_an_abort() {
+        let dir = std::env::temp_dir().join(format!("trellis-table-sizes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.parquet");
+        let x: Vec<Option<f64>> = (0..1000).map(|i| Some(i as f64)).collect();
+        Table::new().f64("x", &x).write_parquet(&p).unwrap();
+        assert_eq!(read_parquet(&p).unwrap().height(), 1000);
+        // In the footer (Thrift compact), the row counts 1000 are zigzag varints D0 0F; make
+        // them 500 (E8 07): the data page still declares 1000 values.
+        let mut bytes = std::fs::read(&p).unwrap();
+        let footer_len =
+            u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap());
+        let start = bytes.len() - 8 - footer_len as usize;
+        let mut patched = 0;
+        for i in start..bytes.len() - 9 {
+            if bytes[i] == 0xD0 && bytes[i + 1] == 0x0F {
+                bytes[i] = 0xE8;
+                bytes[i + 1] = 0x07;
+                patched += 1;
+            }
+        }
+        assert!(patched >= 2, "row counts not found in the footer");
+        std::fs::write(&p, &bytes).unwrap();
+        let e = format!("{:#}", read_parquet(&p).unwrap_err());
+        assert!(
+            e.contains("is damaged (a page declares 1000 values in a row group of 500 rows)"),
+            "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
