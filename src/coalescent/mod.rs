@@ -1,0 +1,6 @@
+//! Kingman-coalescent clustering with Brownian transitions (Teh, Daumé & Roy; Görür & Teh; Henao
+//! & Lucas): the prior, message passing, merge-time posteriors (truncated GIG), the SMC and
+//! greedy variants, and the synthetic generator. The maths and its errata follow
+//! `shared/specs/bayesian_baselines.md` §3–§7, cited by section in each file.
+
+pub mod smc;
