@@ -8,6 +8,25 @@
 
 use crate::numeric::log_sum_exp;
 
+/// A misuse of [`Population`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SmcError {
+    /// Not one incremental weight per particle.
+    #[error("{got} incremental weights for {expected} particles; give one per particle")]
+    WeightCount {
+        /// Particles.
+        expected: usize,
+        /// Weights given.
+        got: usize,
+    },
+    /// A NaN incremental weight.
+    #[error("particle {particle} has a NaN incremental weight (use -inf for an impossible state)")]
+    NanWeight {
+        /// The particle.
+        particle: usize,
+    },
+}
+
 /// The log weights of a particle population and the log evidence accumulated so far.
 #[derive(Clone, Debug)]
 pub struct Population {
@@ -63,11 +82,19 @@ impl Population {
         self.resampled
     }
 
-    /// Multiplies each particle's weight by its incremental weight `exp(log_omega[p])` (one per
-    /// particle; a NaN is a caller's bug) and adds the stage's log Σ_p W_p ω_p to the evidence.
-    pub(crate) fn reweight(&mut self, log_omega: &[f64]) {
-        debug_assert_eq!(log_omega.len(), self.log_w.len(), "one weight per particle");
-        debug_assert!(log_omega.iter().all(|w| !w.is_nan()), "NaN incremental weight");
+    /// Multiplies each particle's weight by its incremental weight `exp(log_omega[p])` and adds
+    /// the stage's log Σ_p W_p ω_p to the evidence. `log_omega` holds one number per particle,
+    /// `-inf` allowed, NaN not.
+    pub fn reweight(&mut self, log_omega: &[f64]) -> Result<(), SmcError> {
+        if log_omega.len() != self.log_w.len() {
+            return Err(SmcError::WeightCount {
+                expected: self.log_w.len(),
+                got: log_omega.len(),
+            });
+        }
+        if let Some(p) = log_omega.iter().position(|w| w.is_nan()) {
+            return Err(SmcError::NanWeight { particle: p });
+        }
         let before = log_sum_exp(&self.log_w);
         for (w, &o) in self.log_w.iter_mut().zip(log_omega) {
             *w += o;
@@ -78,6 +105,7 @@ impl Population {
         } else {
             after - before
         };
+        Ok(())
     }
 
     /// The effective sample size 1 / Σ W_p² (0 when every weight is zero).
@@ -148,7 +176,10 @@ mod tests {
             for (p, &wp) in w.iter().enumerate() {
                 let c = a.iter().filter(|&&x| x == p).count() as f64;
                 let expect = 5.0 * wp;
-                assert!(c >= expect.floor() && c <= expect.ceil(), "p {p} u {u}: {c}");
+                assert!(
+                    c >= expect.floor() && c <= expect.ceil(),
+                    "p {p} u {u}: {c}"
+                );
             }
             assert!(!a.contains(&1), "a zero-weight particle is never chosen");
         }
@@ -157,7 +188,8 @@ mod tests {
     #[test]
     fn evidence_is_the_product_of_mean_incremental_weights() {
         let mut pop = Population::new(4);
-        pop.reweight(&[0.0, 1.0_f64.ln(), 3.0_f64.ln(), f64::NEG_INFINITY]);
+        pop.reweight(&[0.0, 1.0_f64.ln(), 3.0_f64.ln(), f64::NEG_INFINITY])
+            .unwrap();
         // Equal weights before: mean of (1, 1, 3, 0) = 1.25.
         assert!((pop.log_evidence() - 1.25_f64.ln()).abs() < 1e-12);
         let ess = pop.ess();
@@ -166,7 +198,7 @@ mod tests {
         assert!(!a.contains(&3));
         assert!((pop.ess() - 4.0).abs() < 1e-12);
         // Resampling keeps the evidence; the next stage averages with equal weights.
-        pop.reweight(&[2.0_f64.ln(); 4]);
+        pop.reweight(&[2.0_f64.ln(); 4]).unwrap();
         assert!((pop.log_evidence() - 2.5_f64.ln()).abs() < 1e-12);
         assert!(pop.maybe_resample(0.5, 0.5).is_none());
     }
@@ -174,7 +206,12 @@ mod tests {
     #[test]
     fn all_impossible_particles_give_minus_infinity_not_nan() {
         let mut pop = Population::new(3);
-        pop.reweight(&[f64::NEG_INFINITY; 3]);
+        pop.reweight(&[f64::NEG_INFINITY; 3]).unwrap();
+        assert!(matches!(
+            pop.clone().reweight(&[0.0; 2]),
+            Err(SmcError::WeightCount { .. })
+        ));
+        assert!(pop.clone().reweight(&[0.0, f64::NAN, 0.0]).is_err());
         assert_eq!(pop.log_evidence(), f64::NEG_INFINITY);
         assert_eq!(pop.ess(), 0.0);
         assert_eq!(pop.weights(), vec![0.0; 3]);
