@@ -3,4 +3,10 @@
 //! greedy variants, and the synthetic generator. The maths and its errata follow
 //! `shared/specs/bayesian_baselines.md` §3–§7, cited by section in each file.
 
+pub mod covariance;
+pub mod generator;
+pub mod greedy;
+pub mod history;
+pub mod metrics;
+pub mod newick;
 pub mod smc;

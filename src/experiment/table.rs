@@ -197,11 +197,21 @@ pub fn full_f64_column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 
 /// Column `name`, or an error saying the table is not what this program writes.
 fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column> {
-    df.column(name).map_err(|_| {
+    let c = df.column(name).map_err(|_| {
         anyhow::anyhow!(
             "a table has no column {name:?} (written by another version of the program? re-run with --force)"
         )
-    })
+    })?;
+    // A damaged file can decode to columns shorter than the table (fuzz finding): every
+    // reader indexes rows 0..height, so refuse it here.
+    if c.len() != df.height() {
+        anyhow::bail!(
+            "column {name:?} has {} values for {} rows (the table is damaged; re-run with --force)",
+            c.len(),
+            df.height()
+        );
+    }
+    Ok(c)
 }
 
 /// A float column of `df` as a vector (nulls as `None`).
