@@ -9,7 +9,7 @@ use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::{log_partition_by_convolution, FlatTrellis, PairwiseAffinity};
 
 fn model(n: usize, scale: f64, seed: u64) -> PairwiseAffinity {
-    PairwiseAffinity::new(signed_uniform_weights(n, scale, seed))
+    PairwiseAffinity::new(signed_uniform_weights(n, scale, seed).unwrap())
 }
 
 fn main() {

@@ -19,7 +19,7 @@ fn main() {
     };
     println!("threads: {}", rayon::current_num_threads());
     for n in sizes {
-        let model = PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64));
+        let model = PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64).unwrap());
         let t0 = Instant::now();
         let trellis = FlatTrellis::build(&model).unwrap();
         let build = t0.elapsed().as_secs_f64();

@@ -30,12 +30,12 @@
 //! use trellis_lab::search::greedy;
 //!
 //! let jets = generate_dataset(&GinkgoParams::qcd(), 1, 5, 8, 42, 10_000, "demo").unwrap();
-//! let model = jets.jets[0].model();
+//! let model = jets.jets[0].model().unwrap();
 //! let trellis = FullTrellis::build(&model).unwrap();
 //! let map = trellis.map_tree();
 //! assert!((map.log_likelihood(&model) - trellis.map_log_likelihood()).abs() < 1e-9);
 //! // The MAP is at least as likely as anything greedy finds, and Z sums over every tree.
-//! assert!(greedy(&model).log_likelihood <= trellis.map_log_likelihood() + 1e-9);
+//! assert!(greedy(&model).unwrap().log_likelihood <= trellis.map_log_likelihood() + 1e-9);
 //! assert!(trellis.log_partition() >= trellis.map_log_likelihood());
 //! println!("MAP {} = {:.4}, log Z = {:.4}", map.to_newick(), trellis.map_log_likelihood(), trellis.log_partition());
 //! ```

@@ -6,9 +6,22 @@ use crate::tree::{Node, Tree};
 /// same label, the mean fraction of the labelled leaves under their lowest common ancestor that
 /// carry that label. 1 for a tree in which every class forms its own subtree. Unlabelled leaves
 /// (`None`) take part in neither the pairs nor the fractions. `None` if no two leaves share a
-/// label.
+/// label. Labels are any `usize` values (only their equality matters); leaves beyond
+/// `labels` are unlabelled.
 pub fn dendrogram_purity(tree: &Tree, labels: &[Option<usize>]) -> Option<f64> {
-    let n_classes = labels.iter().flatten().max().map_or(0, |m| m + 1);
+    // Dense class ids in the order of the labels' values, so per-class work does not depend on
+    // how large the label values are (and classes are visited in the same order).
+    // Only the tree's leaves (at most 64) count.
+    let leaves = tree.leaves();
+    let label_of = |i: usize| labels.get(i).copied().flatten();
+    let mut classes: Vec<usize> = leaves.iter().filter_map(label_of).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let labels: Vec<Option<usize>> = (0..leaves.iter().last().map_or(0, |i| i + 1))
+        .map(|i| label_of(i).and_then(|l| classes.binary_search(&l).ok()))
+        .collect();
+    let labels = &labels[..];
+    let n_classes = classes.len();
     // Per node: count of each label under it; accumulate pair contributions at each LCA.
     let nodes = tree.nodes();
     let mut counts: Vec<Vec<u64>> = vec![Vec::new(); nodes.len()];
@@ -91,5 +104,8 @@ mod tests {
         // Pair (0,2): LCA = root, labelled leaves 0,2,3 -> 2/3.
         assert!((dp - 2.0 / 3.0).abs() < 1e-15);
         assert_eq!(dendrogram_purity(&t, &[Some(0), Some(1), None, None]), None);
+        // Label values only need to be distinct, however large.
+        let big = [Some(usize::MAX), None, Some(usize::MAX), Some(7)];
+        assert_eq!(dendrogram_purity(&t, &big), Some(dp));
     }
 }

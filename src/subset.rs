@@ -17,13 +17,22 @@ impl Subset {
     pub const EMPTY: Subset = Subset(0);
 
     /// The set `{i}`.
+    ///
+    /// # Panics
+    /// If `i >= 64` (a `Subset` is a 64-bit mask).
     #[inline]
     pub fn singleton(i: usize) -> Subset {
-        debug_assert!(i < Self::MAX_LEAVES);
+        assert!(
+            i < Self::MAX_LEAVES,
+            "a Subset holds leaves 0..64, got leaf {i}"
+        );
         Subset(1u64 << i)
     }
 
     /// The set `{0, 1, ..., n-1}`.
+    ///
+    /// # Panics
+    /// If `n > 64` (a `Subset` is a 64-bit mask).
     #[inline]
     pub fn full(n: usize) -> Subset {
         assert!(
@@ -38,6 +47,9 @@ impl Subset {
     }
 
     /// Builds a subset from leaf indices.
+    ///
+    /// # Panics
+    /// If an index is 64 or more (a `Subset` is a 64-bit mask).
     pub fn from_indices<I: IntoIterator<Item = usize>>(it: I) -> Subset {
         it.into_iter()
             .fold(Subset::EMPTY, |s, i| s.union(Subset::singleton(i)))
@@ -111,7 +123,7 @@ impl Subset {
 
     /// Whether `self` is a valid cluster of `n` points: non-empty and inside `0..n`.
     pub fn is_cluster_of(self, n: usize) -> bool {
-        !self.is_empty() && self.is_subset_of(Subset::full(n))
+        !self.is_empty() && (n >= Self::MAX_LEAVES || self.is_subset_of(Subset::full(n)))
     }
 
     /// True if every leaf of `self` is in `other`.
@@ -156,15 +168,22 @@ impl Subset {
     }
 
     /// All subsets of `{0..n}` with exactly `k` elements, in increasing numeric order.
+    ///
+    /// # Panics
+    /// If `n > 64` (a `Subset` is a 64-bit mask).
     pub fn of_size(n: usize, k: usize) -> impl Iterator<Item = Subset> {
-        assert!(n <= 63, "of_size supports n <= 63");
-        let limit = 1u64 << n;
-        let mut cur = if k == 0 {
+        assert!(
+            n <= Self::MAX_LEAVES,
+            "a Subset holds at most 64 leaves, got {n}"
+        );
+        // u128 so that n = 64 and Gosper's step past the last subset do not overflow.
+        let limit = 1u128 << n;
+        let mut cur: u128 = if k == 0 {
             0
         } else if k > n {
             limit
         } else {
-            (1u64 << k) - 1
+            (1u128 << k) - 1
         };
         let mut first = true;
         std::iter::from_fn(move || {
@@ -178,7 +197,7 @@ impl Subset {
             if cur >= limit {
                 return None;
             }
-            let out = cur;
+            let out = cur as u64;
             // Gosper's hack: next larger integer with the same popcount.
             let c = cur & cur.wrapping_neg();
             let r = cur + c;
@@ -293,5 +312,11 @@ mod tests {
         assert_eq!(s.to_string(), "{0,3,5}");
         assert_eq!(Subset::full(64).len(), 64);
         assert_eq!(s.minus(Subset::singleton(3)), Subset::from_indices([0, 5]));
+        assert_eq!(
+            Subset::of_size(64, 64).collect::<Vec<_>>(),
+            vec![Subset(u64::MAX)]
+        );
+        assert_eq!(Subset::of_size(64, 63).count(), 64);
+        assert!(Subset::singleton(63).is_cluster_of(100));
     }
 }

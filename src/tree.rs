@@ -43,15 +43,34 @@ pub enum TreeError {
 
 impl Tree {
     /// A tree that is a single leaf.
+    ///
+    /// # Panics
+    /// If `i >= 64`: leaves are indices into a 64-bit [`Subset`] (a type-level limit, like
+    /// [`Subset::singleton`]).
     pub fn leaf(i: usize) -> Tree {
+        assert!(
+            i < Subset::MAX_LEAVES,
+            "leaf index {i} is not below 64 (clusters are 64-bit masks)"
+        );
         Tree {
             nodes: vec![Node::Leaf(i)],
             root: 0,
         }
     }
 
-    /// The tree whose root has children `a` and `b`.
-    pub fn join(a: Tree, b: Tree) -> Tree {
+    /// The tree whose root has children `a` and `b`; errors if they share a leaf.
+    pub fn join(a: Tree, b: Tree) -> Result<Tree, TreeError> {
+        let shared = a.leaves().intersection(b.leaves());
+        if let Some(i) = shared.lowest() {
+            return Err(TreeError::Invalid(format!(
+                "cannot join two subtrees that share leaf {i}; every leaf must appear once"
+            )));
+        }
+        Ok(Tree::join_disjoint(a, b))
+    }
+
+    /// [`Tree::join`] for subtrees known to be disjoint (the search algorithms' merges).
+    pub(crate) fn join_disjoint(a: Tree, b: Tree) -> Tree {
         let mut nodes = a.nodes;
         let offset = nodes.len();
         nodes.extend(b.nodes.into_iter().map(|n| match n {
@@ -64,47 +83,121 @@ impl Tree {
     }
 
     /// Builds the tree over `root` by asking `split` for the two children of every cluster with
-    /// more than one leaf (as a dynamic programme's back-pointers do).
-    pub fn from_splits(root: Subset, mut split: impl FnMut(Subset) -> (Subset, Subset)) -> Tree {
+    /// more than one leaf (as a dynamic programme's back-pointers do). Errors for an empty
+    /// `root` and when `split` returns anything but two non-empty disjoint parts of its cluster.
+    pub fn from_splits(
+        root: Subset,
+        mut split: impl FnMut(Subset) -> (Subset, Subset),
+    ) -> Result<Tree, TreeError> {
+        if root.is_empty() {
+            return Err(TreeError::Invalid(
+                "a tree needs at least one leaf; pass a non-empty root cluster".into(),
+            ));
+        }
+        let mut bad = None;
+        let tree = Tree::from_splits_trusted(root, |s| {
+            let (a, b) = split(s);
+            if a.union(b) == s && a.is_disjoint(b) && !a.is_empty() && !b.is_empty() {
+                (a, b)
+            } else {
+                bad.get_or_insert((s, a, b));
+                // Carry on with a valid split so the recursion ends; the result is discarded.
+                let low = s.lowest_bit();
+                (low, s.minus(low))
+            }
+        });
+        match bad {
+            None => Ok(tree),
+            Some((s, a, b)) => Err(TreeError::Invalid(format!(
+                "split of {s} into {a} and {b} is not two non-empty disjoint parts of it"
+            ))),
+        }
+    }
+
+    /// [`Tree::from_splits`] for callbacks that always return a valid split of a non-empty
+    /// `root` (back-pointers of the algorithms in this crate).
+    pub(crate) fn from_splits_trusted(
+        root: Subset,
+        mut split: impl FnMut(Subset) -> (Subset, Subset),
+    ) -> Tree {
         fn build(
             s: Subset,
             split: &mut dyn FnMut(Subset) -> (Subset, Subset),
             nodes: &mut Vec<Node>,
         ) -> usize {
-            if s.is_singleton() {
-                nodes.push(Node::Leaf(s.lowest().unwrap()));
-            } else {
-                let (a, b) = split(s);
-                debug_assert!(
-                    a.union(b) == s && a.is_disjoint(b) && !a.is_empty() && !b.is_empty()
-                );
-                let l = build(a, split, nodes);
-                let r = build(b, split, nodes);
-                nodes.push(Node::Internal(l, r));
+            match s.lowest() {
+                Some(i) if s.is_singleton() => nodes.push(Node::Leaf(i)),
+                _ => {
+                    let (a, b) = split(s);
+                    debug_assert!(
+                        a.union(b) == s && a.is_disjoint(b) && !a.is_empty() && !b.is_empty()
+                    );
+                    let l = build(a, split, nodes);
+                    let r = build(b, split, nodes);
+                    nodes.push(Node::Internal(l, r));
+                }
             }
             nodes.len() - 1
         }
-        assert!(!root.is_empty(), "a tree needs at least one leaf");
+        debug_assert!(!root.is_empty(), "a tree needs at least one leaf");
         let mut nodes = Vec::with_capacity(2 * root.len());
         let r = build(root, &mut split, &mut nodes);
         Tree { nodes, root: r }
     }
 
     /// A tree from an arena of nodes and its root index (children need not precede parents).
-    ///
-    /// # Panics
-    /// If a child index is out of range.
-    pub fn from_arena(nodes: Vec<Node>, root: usize) -> Tree {
-        for n in &nodes {
-            if let Node::Internal(l, r) = *n {
-                assert!(
-                    l < nodes.len() && r < nodes.len(),
-                    "child index out of range"
-                );
+    /// Errors unless every node is reached exactly once from the root (no cycles, shared or
+    /// unreachable nodes) and the leaves are distinct indices below 64.
+    pub fn from_arena(nodes: Vec<Node>, root: usize) -> Result<Tree, TreeError> {
+        let invalid = |msg: String| Err(TreeError::Invalid(msg));
+        if root >= nodes.len() {
+            return invalid(format!(
+                "root index {root} is out of range for {} nodes",
+                nodes.len()
+            ));
+        }
+        let mut seen = vec![false; nodes.len()];
+        let mut leaves = Subset::EMPTY;
+        let mut stack = vec![root];
+        let mut reached = 0;
+        while let Some(v) = stack.pop() {
+            if std::mem::replace(&mut seen[v], true) {
+                return invalid(format!(
+                    "node {v} is reached twice from the root; an arena must be a tree"
+                ));
+            }
+            reached += 1;
+            match nodes[v] {
+                Node::Leaf(i) => {
+                    if i >= Subset::MAX_LEAVES {
+                        return invalid(format!("leaf index {i} is not below 64"));
+                    }
+                    if leaves.contains(i) {
+                        return invalid(format!("leaf {i} appears twice"));
+                    }
+                    leaves = leaves.union(Subset::singleton(i));
+                }
+                Node::Internal(l, r) => {
+                    for c in [l, r] {
+                        if c >= nodes.len() {
+                            return invalid(format!(
+                                "node {v} has child index {c}, out of range for {} nodes",
+                                nodes.len()
+                            ));
+                        }
+                        stack.push(c);
+                    }
+                }
             }
         }
-        assert!(root < nodes.len(), "root index out of range");
-        Tree { nodes, root }
+        if reached != nodes.len() {
+            return invalid(format!(
+                "{} of {} nodes are not reachable from the root",
+                nodes.len() - reached,
+                nodes.len()
+            ));
+        }
+        Ok(Tree { nodes, root })
     }
 
     /// The arena of nodes.
@@ -177,8 +270,13 @@ impl Tree {
     }
 
     /// The sum of `log psi` over the internal nodes: the tree's log-likelihood (energy) under
-    /// `model`. `-inf` when any split is forbidden.
+    /// `model`. `-inf` when any split is forbidden; NaN when the tree has a leaf the model does
+    /// not (an index at or above `model.n_leaves()`).
     pub fn log_likelihood<M: SplitModel + ?Sized>(&self, model: &M) -> f64 {
+        let n = model.n_leaves();
+        if n < Subset::MAX_LEAVES && !self.leaves().is_subset_of(Subset::full(n)) {
+            return f64::NAN;
+        }
         self.splits()
             .iter()
             .map(|&(a, b)| model.log_psi(a, b))
@@ -258,14 +356,25 @@ impl Tree {
                 *pos += 1;
             }
         }
-        fn parse(b: &[u8], pos: &mut usize, nodes: &mut Vec<Node>) -> Result<usize, TreeError> {
+        fn parse(
+            b: &[u8],
+            pos: &mut usize,
+            nodes: &mut Vec<Node>,
+            depth: usize,
+        ) -> Result<usize, TreeError> {
             skip_ws(b, pos);
             if *pos >= b.len() {
                 return Err(err(*pos, "unexpected end of input"));
             }
+            if depth > MAX_DEPTH {
+                return Err(err(
+                    *pos,
+                    "nested deeper than a tree over at most 64 distinct leaves can be",
+                ));
+            }
             if b[*pos] == b'(' {
                 *pos += 1;
-                let l = parse(b, pos, nodes)?;
+                let l = parse(b, pos, nodes, depth + 1)?;
                 skip_ws(b, pos);
                 if *pos >= b.len() || b[*pos] != b',' {
                     return Err(err(
@@ -274,7 +383,7 @@ impl Tree {
                     ));
                 }
                 *pos += 1;
-                let r = parse(b, pos, nodes)?;
+                let r = parse(b, pos, nodes, depth + 1)?;
                 skip_ws(b, pos);
                 if *pos >= b.len() || b[*pos] != b')' {
                     return Err(err(
@@ -306,7 +415,7 @@ impl Tree {
             }
             Ok(nodes.len() - 1)
         }
-        let root = parse(bytes, &mut pos, &mut nodes)?;
+        let root = parse(bytes, &mut pos, &mut nodes, 0)?;
         skip_ws(bytes, &mut pos);
         if pos < bytes.len() && bytes[pos] == b';' {
             pos += 1;
@@ -323,7 +432,16 @@ impl Tree {
     /// Builds a tree from nested JSON lists of leaf indices, e.g. `[[0, 1], 2]` (the `truth_tree`
     /// field of the Ginkgo jet files).
     pub fn from_nested_json(v: &serde_json::Value) -> Result<Tree, TreeError> {
-        fn build(v: &serde_json::Value, nodes: &mut Vec<Node>) -> Result<usize, TreeError> {
+        fn build(
+            v: &serde_json::Value,
+            nodes: &mut Vec<Node>,
+            depth: usize,
+        ) -> Result<usize, TreeError> {
+            if depth > MAX_DEPTH {
+                return Err(TreeError::Invalid(
+                    "nested deeper than a tree over at most 64 distinct leaves can be".into(),
+                ));
+            }
             match v {
                 serde_json::Value::Number(n) => {
                     let i = n
@@ -333,11 +451,13 @@ impl Tree {
                     nodes.push(Node::Leaf(i as usize));
                 }
                 serde_json::Value::Array(a) if a.len() == 2 => {
-                    let l = build(&a[0], nodes)?;
-                    let r = build(&a[1], nodes)?;
+                    let l = build(&a[0], nodes, depth + 1)?;
+                    let r = build(&a[1], nodes, depth + 1)?;
                     nodes.push(Node::Internal(l, r));
                 }
-                serde_json::Value::Array(a) if a.len() == 1 => return build(&a[0], nodes),
+                serde_json::Value::Array(a) if a.len() == 1 => {
+                    return build(&a[0], nodes, depth + 1)
+                }
                 other => {
                     return Err(TreeError::Invalid(format!(
                         "expected a leaf index or a pair of subtrees, got {other}"
@@ -347,7 +467,7 @@ impl Tree {
             Ok(nodes.len() - 1)
         }
         let mut nodes = Vec::new();
-        let root = build(v, &mut nodes)?;
+        let root = build(v, &mut nodes, 0)?;
         let t = Tree { nodes, root };
         t.check_distinct_leaves()?;
         Ok(t)
@@ -386,18 +506,30 @@ impl Tree {
     }
 
     /// Every binary tree over the leaves of `leaves`: `(2k-3)!!` trees for `k` leaves. Meant for
-    /// brute-force checks on small sets (k <= 9 gives 2,027,025 trees).
-    pub fn enumerate_all(leaves: Subset) -> Vec<Tree> {
+    /// brute-force checks on small sets: errors for an empty set and for more than
+    /// [`MAX_ENUMERATED_LEAVES`] leaves (k = 9 gives 2,027,025 trees).
+    pub fn enumerate_all(leaves: Subset) -> Result<Vec<Tree>, TreeError> {
+        if leaves.is_empty() || leaves.len() > MAX_ENUMERATED_LEAVES {
+            return Err(TreeError::Invalid(format!(
+                "cannot enumerate the trees over {} leaves: pass 1 to {MAX_ENUMERATED_LEAVES} leaves ({} trees at most)",
+                leaves.len(),
+                n_binary_trees(MAX_ENUMERATED_LEAVES).unwrap_or(u128::MAX)
+            )));
+        }
+        Ok(Tree::enumerate_unchecked(leaves))
+    }
+
+    fn enumerate_unchecked(leaves: Subset) -> Vec<Tree> {
         if leaves.is_singleton() {
             return vec![Tree::leaf(leaves.lowest().unwrap())];
         }
         let mut out = Vec::new();
         for (a, b) in leaves.splits() {
-            let ta = Tree::enumerate_all(a);
-            let tb = Tree::enumerate_all(b);
+            let ta = Tree::enumerate_unchecked(a);
+            let tb = Tree::enumerate_unchecked(b);
             for x in &ta {
                 for y in &tb {
-                    out.push(Tree::join(x.clone(), y.clone()));
+                    out.push(Tree::join_disjoint(x.clone(), y.clone()));
                 }
             }
         }
@@ -419,9 +551,17 @@ impl fmt::Display for Tree {
     }
 }
 
-/// `(2n-3)!!`, the number of rooted binary trees over `n >= 1` labelled leaves (exact up to n = 34).
-pub fn n_binary_trees(n: usize) -> u128 {
-    (2..n).fold(1u128, |acc, k| acc * (2 * k as u128 - 1))
+/// Deepest nesting the parsers follow: a binary tree over 64 distinct leaves is at most 63 deep
+/// (single-element JSON lists may add a level each).
+const MAX_DEPTH: usize = 256;
+
+/// Largest leaf count [`Tree::enumerate_all`] accepts.
+pub const MAX_ENUMERATED_LEAVES: usize = 10;
+
+/// `(2n-3)!!`, the number of rooted binary trees over `n >= 1` labelled leaves; `None` when it
+/// does not fit in a u128 (n > 29).
+pub fn n_binary_trees(n: usize) -> Option<u128> {
+    (2..n).try_fold(1u128, |acc, k| acc.checked_mul(2 * k as u128 - 1))
 }
 
 #[cfg(test)]
@@ -445,7 +585,11 @@ mod tests {
 
     #[test]
     fn newick_as_built_keeps_the_order_of_children() {
-        let t = Tree::join(Tree::leaf(2), Tree::join(Tree::leaf(1), Tree::leaf(0)));
+        let t = Tree::join(
+            Tree::leaf(2),
+            Tree::join(Tree::leaf(1), Tree::leaf(0)).unwrap(),
+        )
+        .unwrap();
         assert_eq!(t.to_newick_as_built(), "(2,(1,0));");
         assert_eq!(t.to_newick(), "((0,1),2);");
         let u = Tree::from_newick(&t.to_newick_as_built()).unwrap();
@@ -472,12 +616,13 @@ mod tests {
     #[test]
     fn enumeration_counts_and_distinctness() {
         for n in 1..=7 {
-            let all = Tree::enumerate_all(Subset::full(n));
-            assert_eq!(all.len() as u128, n_binary_trees(n));
+            let all = Tree::enumerate_all(Subset::full(n)).unwrap();
+            assert_eq!(Some(all.len() as u128), n_binary_trees(n));
             let distinct: HashSet<Vec<Subset>> = all.iter().map(|t| t.clusters()).collect();
             assert_eq!(distinct.len(), all.len());
             assert!(all.iter().all(|t| t.splits().len() == n - 1));
         }
-        assert_eq!(n_binary_trees(9), 2_027_025);
+        assert_eq!(n_binary_trees(9), Some(2_027_025));
+        assert!(n_binary_trees(29).is_some() && n_binary_trees(30).is_none());
     }
 }

@@ -20,7 +20,7 @@ struct Brute {
 
 impl Brute {
     fn new(m: &impl SplitModel) -> Brute {
-        let trees = Tree::enumerate_all(Subset::full(m.n_leaves()));
+        let trees = Tree::enumerate_all(Subset::full(m.n_leaves())).unwrap();
         let ll: Vec<f64> = trees.iter().map(|t| t.log_likelihood(m)).collect();
         let log_z = ll.iter().cloned().fold(f64::NEG_INFINITY, log_add_exp);
         Brute { trees, ll, log_z }
@@ -64,7 +64,7 @@ fn check_all_queries(m: &impl SplitModel, label: &str) {
     if b.log_z == f64::NEG_INFINITY {
         // No tree has finite likelihood: the posterior is undefined, no cluster has mass.
         assert!(t.entropy().is_nan());
-        let marg = Marginals::compute(&t, m);
+        let marg = Marginals::compute(&t, m).unwrap();
         assert_eq!(marg.cluster(Subset::full(n)).unwrap(), 0.0);
         return;
     }
@@ -79,7 +79,7 @@ fn check_all_queries(m: &impl SplitModel, label: &str) {
         t.entropy()
     );
     // Cluster marginals, all at once and one at a time.
-    let marg = Marginals::compute(&t, m);
+    let marg = Marginals::compute(&t, m).unwrap();
     let mut brute_c: HashMap<Subset, f64> = HashMap::new();
     let mut expected_counts = vec![0.0; n + 1];
     for (k, tree) in b.trees.iter().enumerate() {
@@ -135,7 +135,8 @@ fn check_all_queries(m: &impl SplitModel, label: &str) {
                     trellis_lab::tree::Node::Internal(l, r) => (cl[l], cl[r]),
                     _ => unreachable!(),
                 }
-            });
+            })
+            .unwrap();
             let sub_clusters = sub.clusters();
             let want: f64 = (0..b.trees.len())
                 .filter(|&j| b.ll[j].is_finite())
@@ -158,7 +159,7 @@ fn check_all_queries(m: &impl SplitModel, label: &str) {
 fn all_queries_match_enumeration_on_jets() {
     let ds = generate_dataset(&GinkgoParams::qcd(), 12, 3, 7, 21, 10_000, "q").unwrap();
     for jet in &ds.jets {
-        check_all_queries(&jet.model(), &jet.name);
+        check_all_queries(&jet.model().unwrap(), &jet.name);
     }
 }
 
@@ -173,7 +174,7 @@ fn all_queries_match_enumeration_with_forbidden_splits() {
 fn bad_cluster_queries_are_errors() {
     let m = Toy { n: 4 };
     let t = FullTrellis::build(&m).unwrap();
-    let marg = Marginals::compute(&t, &m);
+    let marg = Marginals::compute(&t, &m).unwrap();
     for c in [
         Subset::EMPTY,
         Subset::from_indices([1, 4]),
@@ -211,18 +212,22 @@ fn posterior_samples_pass_chi_square() {
         .jets
         .iter()
         .take(3)
-        .map(|j| (j.name.clone(), j.model()))
+        .map(|j| (j.name.clone(), j.model().unwrap()))
         .collect();
     let gen = generate_dataset(&GinkgoParams::qcd(), 2, 6, 6, 8, 10_000, "s").unwrap();
-    models.extend(gen.jets.iter().map(|j| (j.name.clone(), j.model())));
+    models.extend(
+        gen.jets
+            .iter()
+            .map(|j| (j.name.clone(), j.model().unwrap())),
+    );
     let mut rng = StdRng::seed_from_u64(2024);
     for (name, m) in &models {
         let t = FullTrellis::build(m).unwrap();
         let b = Brute::new(m);
-        let mut sampler = PosteriorSampler::new(&t, m);
+        let mut sampler = PosteriorSampler::new(&t, m).unwrap();
         let draws = 30_000;
         let mut counts: HashMap<Vec<Subset>, usize> = HashMap::new();
-        for tree in sampler.sample_many(draws, &mut rng) {
+        for tree in sampler.sample_many(draws, &mut rng).unwrap() {
             assert_eq!(tree.n_leaves(), m.n_leaves());
             *counts.entry(tree.clusters()).or_default() += 1;
         }
@@ -233,8 +238,8 @@ fn posterior_samples_pass_chi_square() {
     let (_, m) = &models[0];
     let t = FullTrellis::build(m).unwrap();
     let draw = |seed| {
-        let mut s = PosteriorSampler::new(&t, m);
-        s.sample_many(50, &mut StdRng::seed_from_u64(seed))
+        let mut s = PosteriorSampler::new(&t, m).unwrap();
+        s.sample_many(50, &mut StdRng::seed_from_u64(seed)).unwrap()
     };
     assert!(draw(5) == draw(5));
 }
@@ -242,7 +247,7 @@ fn posterior_samples_pass_chi_square() {
 #[test]
 fn bit_identical_for_one_and_two_threads() {
     let ds = generate_dataset(&GinkgoParams::w_jet(), 1, 13, 13, 4, 100_000, "t").unwrap();
-    let m = ds.jets[0].model();
+    let m = ds.jets[0].model().unwrap();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -250,12 +255,12 @@ fn bit_identical_for_one_and_two_threads() {
             .unwrap();
         pool.install(|| {
             let t = FullTrellis::build(&m).unwrap();
-            let marg = Marginals::compute(&t, &m);
+            let marg = Marginals::compute(&t, &m).unwrap();
             let per_cluster: Vec<(u64, u64)> = (1..1u64 << 13)
                 .map(|b| {
                     (
-                        t.log_partition_of(Subset(b)).to_bits(),
-                        t.map_log_likelihood_of(Subset(b)).to_bits(),
+                        t.log_partition_of(Subset(b)).unwrap().to_bits(),
+                        t.map_log_likelihood_of(Subset(b)).unwrap().to_bits(),
                     )
                 })
                 .collect();
@@ -281,14 +286,14 @@ fn beam_seeded_sparse_trellis_lies_between_its_best_seed_and_the_exact_map() {
     use trellis_lab::search::{beam_search_all, Dedup};
     let ds = generate_dataset(&GinkgoParams::w_jet(), 6, 10, 13, 17, 100_000, "b").unwrap();
     for jet in &ds.jets {
-        let m = jet.model();
-        let found = beam_search_all(&m, 20, Dedup::Clusters);
+        let m = jet.model().unwrap();
+        let found = beam_search_all(&m, 20, Dedup::Clusters).unwrap();
         assert!(found
             .windows(2)
             .all(|w| w[0].log_likelihood >= w[1].log_likelihood));
         let seeds: Vec<Tree> = found.iter().map(|f| f.tree.clone()).collect();
         let sp = SparseTrellis::from_trees(jet.n_leaves, &seeds).unwrap();
-        let r = sp.run(&m);
+        let r = sp.run(&m).unwrap();
         let exact = FullTrellis::build(&m).unwrap();
         assert!(
             r.map_log_likelihood() >= found[0].log_likelihood - 1e-9,
@@ -297,7 +302,7 @@ fn beam_seeded_sparse_trellis_lies_between_its_best_seed_and_the_exact_map() {
         );
         assert!(r.map_log_likelihood() <= exact.map_log_likelihood() + 1e-9);
         assert!(r.log_partition() <= exact.log_partition() + 1e-9);
-        let map = sp.map_tree(&r).unwrap();
+        let map = sp.map_tree(&r).unwrap().unwrap();
         assert!((map.log_likelihood(&m) - r.map_log_likelihood()).abs() < 1e-9);
         assert!(sp.sparsity_index() > 0.0 && sp.sparsity_index() < 1.0);
     }

@@ -307,7 +307,7 @@ fn jet_json_files() {
             jet.validate().map_err(|e| e.to_string())?;
             // A valid jet has a finite likelihood under its truth tree (what `score` prints).
             if let Some(truth) = jet.truth() {
-                let ll = truth.log_likelihood(&jet.model());
+                let ll = truth.log_likelihood(&jet.model().map_err(|e| e.to_string())?);
                 assert!(!ll.is_nan(), "NaN log-likelihood for a valid jet");
             }
         }

@@ -12,7 +12,7 @@ use trellis_lab::flat::enumerate::brute_force;
 use trellis_lab::flat::{FlatTrellis, PairwiseAffinity, PerturbAndMap};
 
 fn model(n: usize) -> PairwiseAffinity {
-    PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64))
+    PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64).unwrap())
 }
 
 fn flat_trellis(c: &mut Criterion) {
@@ -33,7 +33,7 @@ fn flat_trellis(c: &mut Criterion) {
     }
     let m = model(9);
     g.bench_function("enumerate_all_clusterings_9", |b| {
-        b.iter(|| black_box(brute_force(black_box(&m)).log_z))
+        b.iter(|| black_box(brute_force(black_box(&m)).unwrap().log_z))
     });
     let m = model(11);
     g.bench_function("perturb_and_map_100_draws_11", |b| {

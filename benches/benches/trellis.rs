@@ -30,7 +30,7 @@ fn trellis(c: &mut Criterion) {
     let mut g = c.benchmark_group("full_trellis");
     g.sample_size(10);
     for n in [8usize, 10, 12, 14, 16, 18] {
-        let m = jet_with(n).model();
+        let m = jet_with(n).model().unwrap();
         g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
             b.iter(|| {
                 let t = FullTrellis::build(black_box(m)).unwrap();
@@ -49,16 +49,22 @@ fn queries(c: &mut Criterion) {
     let mut g = c.benchmark_group("queries");
     g.sample_size(10);
     for n in [12usize, 14] {
-        let m = jet_with(n).model();
+        let m = jet_with(n).model().unwrap();
         let t = FullTrellis::build(&m).unwrap();
         g.bench_with_input(BenchmarkId::new("all_cluster_marginals", n), &m, |b, m| {
-            b.iter(|| black_box(Marginals::compute(&t, m).cluster(Subset::singleton(0))))
+            b.iter(|| {
+                black_box(
+                    Marginals::compute(&t, m)
+                        .unwrap()
+                        .cluster(Subset::singleton(0)),
+                )
+            })
         });
         g.bench_with_input(BenchmarkId::new("sample_1000_trees", n), &m, |b, m| {
             b.iter(|| {
-                let mut s = PosteriorSampler::new(&t, m);
+                let mut s = PosteriorSampler::new(&t, m).unwrap();
                 let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(1);
-                black_box(s.sample_many(1000, &mut rng).len())
+                black_box(s.sample_many(1000, &mut rng).unwrap().len())
             })
         });
     }
@@ -74,25 +80,27 @@ fn sparse(c: &mut Criterion) {
         ..GinkgoParams::qcd()
     };
     let jet = generate_dataset(&params, 1, 40, 40, 40, 2_000_000, "bench").unwrap();
-    let m = jet.jets[0].model();
+    let m = jet.jets[0].model().unwrap();
     let seeds: Vec<Tree> = beam_search_all(&m, 100, Dedup::Clusters)
+        .unwrap()
         .into_iter()
         .map(|f| f.tree)
         .collect();
     g.bench_function("build_and_map_40_leaves_100_seeds", |b| {
         b.iter(|| {
             let sp = SparseTrellis::from_trees(40, &seeds).unwrap();
-            black_box(sp.run(&m).map_log_likelihood())
+            black_box(sp.run(&m).unwrap().map_log_likelihood())
         })
     });
     g.bench_function("beam_search_100_then_sparse_40_leaves", |b| {
         b.iter(|| {
             let seeds: Vec<Tree> = beam_search_all(&m, 100, Dedup::Clusters)
+                .unwrap()
                 .into_iter()
                 .map(|f| f.tree)
                 .collect();
             let sp = SparseTrellis::from_trees(40, &seeds).unwrap();
-            black_box(sp.run(&m).map_log_likelihood())
+            black_box(sp.run(&m).unwrap().map_log_likelihood())
         })
     });
     g.finish();
@@ -101,9 +109,9 @@ fn sparse(c: &mut Criterion) {
 fn baselines(c: &mut Criterion) {
     let mut g = c.benchmark_group("baselines");
     g.sample_size(10);
-    let m = jet_with(8).model();
+    let m = jet_with(8).model().unwrap();
     // Brute force: score all 135,135 trees of 8 leaves (what the trellis replaces).
-    let all = Tree::enumerate_all(Subset::full(8));
+    let all = Tree::enumerate_all(Subset::full(8)).unwrap();
     g.bench_function("enumerate_score_all_trees_8", |b| {
         b.iter(|| {
             black_box(
@@ -114,12 +122,12 @@ fn baselines(c: &mut Criterion) {
         })
     });
     for n in [10usize, 14] {
-        let m = jet_with(n).model();
+        let m = jet_with(n).model().unwrap();
         g.bench_with_input(BenchmarkId::new("beam_search", n), &m, |b, m| {
-            b.iter(|| black_box(beam_search(m, default_beam_size(n)).log_likelihood))
+            b.iter(|| black_box(beam_search(m, default_beam_size(n)).unwrap().log_likelihood))
         });
         g.bench_with_input(BenchmarkId::new("greedy", n), &m, |b, m| {
-            b.iter(|| black_box(greedy(m).log_likelihood))
+            b.iter(|| black_box(greedy(m).unwrap().log_likelihood))
         });
     }
     g.finish();

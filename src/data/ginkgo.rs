@@ -103,6 +103,30 @@ pub enum JetError {
         /// What is wrong and how to fix it.
         msg: String,
     },
+    /// Generator parameters that are not usable.
+    #[error("Ginkgo parameter {name} = {value} must be {what} (the QCD value is {typical})")]
+    BadParams {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// What it must be.
+        what: &'static str,
+        /// The QCD setting.
+        typical: f64,
+    },
+    /// A shower that grew past the generator's limits (a tiny `t_cut` against the root scale).
+    #[error("the shower grew past {MAX_SHOWER_LEAVES} leaves or {MAX_SHOWER_DEPTH} levels; raise t_cut or lower root_scale")]
+    ShowerTooLarge,
+    /// A generated jet with more leaves than a model holds.
+    #[error("the generated jet has {n} leaves; at most 64 can be modelled (raise t_cut or lower root_scale)")]
+    TooManyLeaves {
+        /// Number of leaves.
+        n: usize,
+    },
+    /// The model of a jet could not be built.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
     /// The generator could not make enough jets in the leaf range.
     #[error("generated {got} of {want} jets with {min}..={max} leaves in {tries} tries; widen the leaf range or raise max_tries")]
     TooFewJets {
@@ -213,8 +237,10 @@ impl Jet {
         }
     }
 
-    /// The paper-era likelihood model for this jet (rate `lam` for every split, as the reference).
-    pub fn model(&self) -> GinkgoModel {
+    /// The paper-era likelihood model for this jet (rate `lam` for every split, as the
+    /// reference); errors as [`GinkgoModel::new`] (the fields are public, so the jet may not
+    /// have been validated).
+    pub fn model(&self) -> Result<GinkgoModel, crate::model::ModelError> {
         GinkgoModel::new(self.leaves.clone(), self.t_cut, self.lam)
     }
 
@@ -291,7 +317,44 @@ pub struct GinkgoParams {
     pub jet_momentum: f64,
 }
 
+/// Largest number of leaves [`generate_jet`] grows a shower to.
+pub const MAX_SHOWER_LEAVES: usize = 1 << 16;
+
+/// Deepest a shower of [`generate_jet`] may grow.
+pub const MAX_SHOWER_DEPTH: usize = 1024;
+
 impl GinkgoParams {
+    /// Checks that the generator can run: `t_cut`, `lambda`, `lambda_root` and `root_scale`
+    /// positive finite numbers, `jet_momentum` a finite number.
+    pub fn validate(&self) -> Result<(), JetError> {
+        let qcd = GinkgoParams::qcd();
+        let positive = "a positive finite number";
+        for (name, value, typical) in [
+            ("t_cut", self.t_cut, qcd.t_cut),
+            ("lambda", self.lambda, qcd.lambda),
+            ("lambda_root", self.lambda_root, qcd.lambda_root),
+            ("root_scale", self.root_scale, qcd.root_scale),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(JetError::BadParams {
+                    name,
+                    value,
+                    what: positive,
+                    typical,
+                });
+            }
+        }
+        if !self.jet_momentum.is_finite() {
+            return Err(JetError::BadParams {
+                name: "jet_momentum",
+                value: self.jet_momentum,
+                what: "a finite number",
+                typical: qcd.jet_momentum,
+            });
+        }
+        Ok(())
+    }
+
     /// The paper's QCD settings: t_cut 16, λ = λ_root = 1.5, root scale 30^2.
     pub fn qcd() -> GinkgoParams {
         GinkgoParams {
@@ -356,7 +419,16 @@ pub struct GeneratedJet {
 }
 
 /// Generates one jet with the invariant-mass Ginkgo shower.
-pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -> GeneratedJet {
+///
+/// Errors for parameters [`GinkgoParams::validate`] refuses, for a shower that grows past
+/// [`MAX_SHOWER_LEAVES`] leaves or [`MAX_SHOWER_DEPTH`] levels, and for a jet of more than 64
+/// leaves ([`JetError::TooManyLeaves`], after the whole shower is drawn, so the random stream
+/// is the same as for any other jet).
+pub fn generate_jet<R: rand::Rng + ?Sized>(
+    params: &GinkgoParams,
+    rng: &mut R,
+) -> Result<GeneratedJet, JetError> {
+    params.validate()?;
     struct Shower<'a, R: ?Sized> {
         params: &'a GinkgoParams,
         rng: &'a mut R,
@@ -365,6 +437,7 @@ pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -
         scales: Vec<f64>,
         exp: Exp<f64>,
         exp_root: Exp<f64>,
+        too_large: bool,
     }
     impl<R: rand::Rng + ?Sized> Shower<'_, R> {
         fn draw_u(&mut self, root: bool) -> f64 {
@@ -379,7 +452,11 @@ pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -
                 }
             }
         }
-        fn node(&mut self, p: FourVector, t_p: f64, root: bool) -> usize {
+        fn node(&mut self, p: FourVector, t_p: f64, root: bool, depth: usize) -> usize {
+            if self.too_large || depth > MAX_SHOWER_DEPTH || self.leaves.len() > MAX_SHOWER_LEAVES {
+                self.too_large = true;
+                return 0;
+            }
             if t_p <= self.params.t_cut {
                 self.nodes.push(Node::Leaf(self.leaves.len()));
                 self.leaves.push(p);
@@ -410,8 +487,8 @@ pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -
                     .sqrt();
             let left = boost([e_l, pstar * r[0], pstar * r[1], pstar * r[2]], &p, m);
             let right = boost([e_r, -pstar * r[0], -pstar * r[1], -pstar * r[2]], &p, m);
-            let l = self.node(left, t_l, false);
-            let rr = self.node(right, t_r, false);
+            let l = self.node(left, t_l, false, depth + 1);
+            let rr = self.node(right, t_r, false, depth + 1);
             self.nodes.push(Node::Internal(l, rr));
             self.scales.push(t_p);
             self.nodes.len() - 1
@@ -423,15 +500,36 @@ pub fn generate_jet<R: rand::Rng + ?Sized>(params: &GinkgoParams, rng: &mut R) -
         leaves: Vec::new(),
         nodes: Vec::new(),
         scales: Vec::new(),
-        exp: Exp::new(params.lambda).expect("lambda > 0"),
-        exp_root: Exp::new(params.lambda_root).expect("lambda_root > 0"),
+        // Validated above: both rates are positive and finite.
+        exp: Exp::new(params.lambda).map_err(|_| bad_rate("lambda", params.lambda))?,
+        exp_root: Exp::new(params.lambda_root)
+            .map_err(|_| bad_rate("lambda_root", params.lambda_root))?,
+        too_large: false,
     };
-    let root = sh.node(params.jet_four_vector(), params.root_scale, true);
-    let tree = Tree::from_arena(sh.nodes, root);
-    GeneratedJet {
+    let root = sh.node(params.jet_four_vector(), params.root_scale, true, 0);
+    if sh.too_large {
+        return Err(JetError::ShowerTooLarge);
+    }
+    if sh.leaves.len() > crate::subset::Subset::MAX_LEAVES {
+        return Err(JetError::TooManyLeaves { n: sh.leaves.len() });
+    }
+    let tree = Tree::from_arena(sh.nodes, root).map_err(|e| JetError::Invalid {
+        name: "generated".into(),
+        msg: format!("the shower's tree is invalid: {e}"),
+    })?;
+    Ok(GeneratedJet {
         leaves: sh.leaves,
         tree,
         scales: sh.scales,
+    })
+}
+
+fn bad_rate(name: &'static str, value: f64) -> JetError {
+    JetError::BadParams {
+        name,
+        value,
+        what: "a positive finite number",
+        typical: 1.5,
     }
 }
 
@@ -447,8 +545,9 @@ pub fn generate_dataset(
     max_tries: usize,
     prefix: &str,
 ) -> Result<JetDataset, JetError> {
+    params.validate()?;
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut jets = Vec::with_capacity(n_jets);
+    let mut jets = Vec::new();
     let mut tries = 0;
     while jets.len() < n_jets {
         if tries == max_tries {
@@ -461,12 +560,17 @@ pub fn generate_dataset(
             });
         }
         tries += 1;
-        let g = generate_jet(params, &mut rng);
+        let g = match generate_jet(params, &mut rng) {
+            Ok(g) => g,
+            // Too many leaves for any range: drawn and discarded, as before.
+            Err(JetError::TooManyLeaves { .. } | JetError::ShowerTooLarge) => continue,
+            Err(e) => return Err(e),
+        };
         let n = g.leaves.len();
         if n < min_leaves || n > max_leaves || n > 64 {
             continue;
         }
-        let model = GinkgoModel::new(g.leaves.clone(), params.t_cut, params.lambda);
+        let model = GinkgoModel::new(g.leaves.clone(), params.t_cut, params.lambda)?;
         let truth_loglh = g.tree.log_likelihood(&model);
         jets.push(Jet {
             name: format!("{prefix}[{}]", jets.len()),

@@ -5,6 +5,8 @@
 //! Every generator is deterministic given its seed and returns a validated [`WeightMatrix`].
 
 use crate::model::weights::WeightMatrix;
+use crate::model::ModelError;
+use crate::subset::Subset;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -18,18 +20,37 @@ pub struct LabelledGraph {
     pub labels: Vec<usize>,
 }
 
-/// Cluster labels `0,0,..,1,1,..` for clusters of the given sizes, in order.
-pub fn planted_labels(cluster_sizes: &[usize]) -> Vec<usize> {
-    cluster_sizes
+/// Cluster labels `0,0,..,1,1,..` for clusters of the given sizes, in order; errors when the
+/// sizes add up to more than 64 points.
+pub fn planted_labels(cluster_sizes: &[usize]) -> Result<Vec<usize>, ModelError> {
+    let n = cluster_sizes
+        .iter()
+        .try_fold(0usize, |acc, &k| acc.checked_add(k))
+        .unwrap_or(usize::MAX);
+    check_points(n)?;
+    Ok(cluster_sizes
         .iter()
         .enumerate()
         .flat_map(|(c, &k)| std::iter::repeat_n(c, k))
-        .collect()
+        .collect())
 }
 
-/// A weight matrix with `w(i, j) = f(i, j)` for `i < j`, mirrored, zero diagonal.
+/// `Ok` for at most 64 points.
+fn check_points(n: usize) -> Result<(), ModelError> {
+    if n > Subset::MAX_LEAVES {
+        return Err(ModelError::TooLarge { n });
+    }
+    Ok(())
+}
+
+/// A weight matrix with `w(i, j) = f(i, j)` for `i < j`, mirrored, zero diagonal. Errors for
+/// more than 64 points and for a weight that is not finite.
 #[allow(clippy::needless_range_loop)] // both indices address the matrix (mirrored writes)
-pub fn weights_from(n: usize, mut f: impl FnMut(usize, usize) -> f64) -> WeightMatrix {
+pub fn weights_from(
+    n: usize,
+    mut f: impl FnMut(usize, usize) -> f64,
+) -> Result<WeightMatrix, ModelError> {
+    check_points(n)?;
     let mut w = vec![vec![0.0; n]; n];
     for i in 0..n {
         for j in i + 1..n {
@@ -38,12 +59,13 @@ pub fn weights_from(n: usize, mut f: impl FnMut(usize, usize) -> f64) -> WeightM
             w[j][i] = v;
         }
     }
-    WeightMatrix::new(w).expect("a mirrored matrix of finite weights is valid")
+    WeightMatrix::new(w)
 }
 
 /// Independent weights `scale * (2u - 1)`, `u` uniform in `[0, 1)`, so uniform in
 /// `[-scale, scale)`: both signs, drawn row by row over the upper triangle with `seed`.
-pub fn signed_uniform_weights(n: usize, scale: f64, seed: u64) -> WeightMatrix {
+/// Errors for more than 64 points and a `scale` that is not finite.
+pub fn signed_uniform_weights(n: usize, scale: f64, seed: u64) -> Result<WeightMatrix, ModelError> {
     let mut rng = StdRng::seed_from_u64(seed);
     weights_from(n, |_, _| {
         let u: f64 = rng.random();
@@ -52,14 +74,15 @@ pub fn signed_uniform_weights(n: usize, scale: f64, seed: u64) -> WeightMatrix {
 }
 
 /// A random planted-partition graph: each pair inside a cluster is joined (weight 1) with
-/// probability `p_in`, each pair across clusters with probability `p_out`.
+/// probability `p_in`, each pair across clusters with probability `p_out`. Errors when the
+/// sizes add up to more than 64 points.
 pub fn planted_partition(
     cluster_sizes: &[usize],
     p_in: f64,
     p_out: f64,
     seed: u64,
-) -> LabelledGraph {
-    let labels = planted_labels(cluster_sizes);
+) -> Result<LabelledGraph, ModelError> {
+    let labels = planted_labels(cluster_sizes)?;
     let mut rng = StdRng::seed_from_u64(seed);
     let weights = weights_from(labels.len(), |i, j| {
         let p = if labels[i] == labels[j] { p_in } else { p_out };
@@ -69,8 +92,8 @@ pub fn planted_partition(
         } else {
             0.0
         }
-    });
-    LabelledGraph { weights, labels }
+    })?;
+    Ok(LabelledGraph { weights, labels })
 }
 
 /// The edge-weight schemes of the paper's Section 4.4 for a planted flat clustering.
@@ -100,8 +123,8 @@ impl WeightScheme {
         }
     }
 
-    /// The weights of this scheme for points with planted `labels`.
-    pub fn weights(&self, labels: &[usize]) -> WeightMatrix {
+    /// The weights of this scheme for points with planted `labels`; errors for more than 64.
+    pub fn weights(&self, labels: &[usize]) -> Result<WeightMatrix, ModelError> {
         let same = |i: usize, j: usize| labels[i] == labels[j];
         match *self {
             WeightScheme::WithinOne => {
@@ -218,8 +241,10 @@ pub struct AdversarialGraph {
     pub group_names: Vec<String>,
 }
 
-/// The instance of [`AdversarialParams`].
-pub fn adversarial(p: &AdversarialParams) -> AdversarialGraph {
+/// The instance of [`AdversarialParams`]; errors for more than 32 pairs (64 points) and for
+/// an `eps` or `middle_bonus` that is not finite.
+pub fn adversarial(p: &AdversarialParams) -> Result<AdversarialGraph, ModelError> {
+    check_points(p.n_pairs.saturating_mul(2))?;
     let n = 2 * p.n_pairs;
     let order = p.path_order();
     let position: Vec<usize> = {
@@ -242,12 +267,12 @@ pub fn adversarial(p: &AdversarialParams) -> AdversarialGraph {
         } else {
             0.0
         }
-    });
-    AdversarialGraph {
+    })?;
+    Ok(AdversarialGraph {
         weights,
         groups: (0..n).map(|i| i / 2).collect(),
         group_names: (0..p.n_pairs).map(|k| format!("pair {}", k + 1)).collect(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -256,7 +281,7 @@ mod tests {
 
     #[test]
     fn planted_graph_respects_probabilities_and_seed() {
-        let g = planted_partition(&[3, 4], 1.0, 0.0, 7);
+        let g = planted_partition(&[3, 4], 1.0, 0.0, 7).unwrap();
         assert_eq!(g.labels, vec![0, 0, 0, 1, 1, 1, 1]);
         for i in 0..7 {
             for j in 0..7 {
@@ -265,18 +290,22 @@ mod tests {
                 } else {
                     0.0
                 };
-                assert_eq!(g.weights.get(i, j), want);
+                assert_eq!(g.weights.get(i, j).unwrap(), want);
             }
         }
-        let a = planted_partition(&[5, 5], 0.5, 0.2, 3);
-        let b = planted_partition(&[5, 5], 0.5, 0.2, 3);
-        let c = planted_partition(&[5, 5], 0.5, 0.2, 4);
-        let row = |g: &LabelledGraph| (0..10).map(|j| g.weights.get(0, j)).collect::<Vec<_>>();
+        let a = planted_partition(&[5, 5], 0.5, 0.2, 3).unwrap();
+        let b = planted_partition(&[5, 5], 0.5, 0.2, 3).unwrap();
+        let c = planted_partition(&[5, 5], 0.5, 0.2, 4).unwrap();
+        let row = |g: &LabelledGraph| {
+            (0..10)
+                .map(|j| g.weights.get(0, j).unwrap())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(row(&a), row(&b));
         let all = |g: &LabelledGraph| {
             (0..10)
                 .flat_map(|i| (0..10).map(move |j| (i, j)))
-                .map(|(i, j)| g.weights.get(i, j))
+                .map(|(i, j)| g.weights.get(i, j).unwrap())
                 .collect::<Vec<_>>()
         };
         assert_ne!(all(&a), all(&c), "different seeds give different graphs");
@@ -284,14 +313,14 @@ mod tests {
 
     #[test]
     fn schemes_have_the_stated_signs() {
-        let labels = planted_labels(&[2, 2]);
-        let w = WeightScheme::PlusMinusOne.weights(&labels);
-        assert_eq!((w.get(0, 1), w.get(0, 2)), (1.0, -1.0));
-        let w = WeightScheme::NegatedWithinOne.weights(&labels);
-        assert_eq!((w.get(0, 1), w.get(0, 2)), (-1.0, 0.0));
-        let w = WeightScheme::Random(1).weights(&labels);
-        assert!((0..4).all(|i| (0..4).all(|j| w.get(i, j).abs() <= 1.0)));
-        assert_ne!(w.get(0, 1), w.get(2, 3));
+        let labels = planted_labels(&[2, 2]).unwrap();
+        let w = WeightScheme::PlusMinusOne.weights(&labels).unwrap();
+        assert_eq!((w.get(0, 1).unwrap(), w.get(0, 2).unwrap()), (1.0, -1.0));
+        let w = WeightScheme::NegatedWithinOne.weights(&labels).unwrap();
+        assert_eq!((w.get(0, 1).unwrap(), w.get(0, 2).unwrap()), (-1.0, 0.0));
+        let w = WeightScheme::Random(1).weights(&labels).unwrap();
+        assert!((0..4).all(|i| (0..4).all(|j| w.get(i, j).unwrap().abs() <= 1.0)));
+        assert_ne!(w.get(0, 1).unwrap(), w.get(2, 3).unwrap());
     }
 
     #[test]
@@ -302,16 +331,23 @@ mod tests {
             middle_bonus: 0.0,
         };
         assert_eq!(p.path_order(), vec![2, 0, 1, 3]);
-        let g = adversarial(&p);
+        let g = adversarial(&p).unwrap();
         let w = &g.weights;
-        assert_eq!(w.get(0, 1), 1.01);
-        assert_eq!((w.get(0, 2), w.get(1, 3)), (1.0, 1.0)); // pairs 0 and 1 (middle)
-        assert_eq!((w.get(0, 4), w.get(1, 5)), (1.0, 1.0)); // pairs 0 and 2
-        assert_eq!((w.get(2, 6), w.get(3, 7)), (1.0, 1.0)); // pairs 1 and 3
-        assert_eq!((w.get(0, 3), w.get(4, 6), w.get(0, 6)), (0.0, 0.0, 0.0));
+        assert_eq!(w.get(0, 1).unwrap(), 1.01);
+        assert_eq!((w.get(0, 2).unwrap(), w.get(1, 3).unwrap()), (1.0, 1.0)); // pairs 0 and 1 (middle)
+        assert_eq!((w.get(0, 4).unwrap(), w.get(1, 5).unwrap()), (1.0, 1.0)); // pairs 0 and 2
+        assert_eq!((w.get(2, 6).unwrap(), w.get(3, 7).unwrap()), (1.0, 1.0)); // pairs 1 and 3
+        assert_eq!(
+            (
+                w.get(0, 3).unwrap(),
+                w.get(4, 6).unwrap(),
+                w.get(0, 6).unwrap()
+            ),
+            (0.0, 0.0, 0.0)
+        );
         let edges = (0..8)
             .flat_map(|i| (i + 1..8).map(move |j| (i, j)))
-            .filter(|&(i, j)| w.get(i, j) != 0.0)
+            .filter(|&(i, j)| w.get(i, j).unwrap() != 0.0)
             .count();
         assert_eq!(
             edges,

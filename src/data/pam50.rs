@@ -2,7 +2,8 @@
 //! intrinsic subtype) as the Cluster Trellis paper used it: missing values filled with zeros,
 //! a stratified subsample, and Pearson correlations between samples as edge weights.
 
-use crate::model::weights::{WeightError, WeightMatrix};
+use crate::model::weights::WeightMatrix;
+use crate::model::ModelError;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -31,7 +32,7 @@ pub enum Pam50Error {
     },
     /// The weights could not be formed.
     #[error("weights: {0}")]
-    Weights(#[from] WeightError),
+    Weights(#[from] ModelError),
     /// The subsample asked for is too small or too large (the message names the keys to change).
     #[error("{0}")]
     Subsample(String),
@@ -221,6 +222,11 @@ impl Pam50 {
         missing as f64 / (self.samples.len() * self.genes.len()) as f64
     }
 
+    /// The subtype of sample `i` (`None` if unknown or not listed).
+    fn subtype(&self, i: usize) -> Option<&str> {
+        self.subtypes.get(i).and_then(|s| s.as_deref())
+    }
+
     /// The subtypes present, sorted.
     pub fn classes(&self) -> Vec<String> {
         let mut c: Vec<String> = self.subtypes.iter().flatten().cloned().collect();
@@ -247,23 +253,40 @@ impl Pam50 {
         };
         for c in self.classes() {
             let pool = (0..self.samples.len())
-                .filter(|&i| self.subtypes[i].as_deref() == Some(c.as_str()))
+                .filter(|&i| self.subtype(i) == Some(c.as_str()))
                 .collect();
             pick(pool, per_class, &mut out);
         }
         let pool = (0..self.samples.len())
-            .filter(|&i| self.subtypes[i].is_none())
+            .filter(|&i| self.subtype(i).is_none())
             .collect();
         pick(pool, unlabelled, &mut out);
         out
     }
 
     /// The expression profiles of the chosen samples, missing values filled with zeros (as the
-    /// paper did).
-    pub fn filled_rows(&self, idx: &[usize]) -> Vec<Vec<f64>> {
+    /// paper did); errors for an index that is not a sample.
+    pub fn filled_rows(&self, idx: &[usize]) -> Result<Vec<Vec<f64>>, Pam50Error> {
         idx.iter()
-            .map(|&i| self.values[i].iter().map(|v| v.unwrap_or(0.0)).collect())
+            .map(|&i| {
+                let row = self.values.get(i).ok_or_else(|| {
+                    Pam50Error::Subsample(format!(
+                        "sample index {i} is out of range: there are {} samples; pick indices below that",
+                        self.values.len()
+                    ))
+                })?;
+                Ok(row.iter().map(|v| v.unwrap_or(0.0)).collect())
+            })
             .collect()
+    }
+
+    /// [`Pam50::filled_rows`] for at most 64 samples (the weights' limit), checked before any
+    /// work.
+    fn weight_rows(&self, idx: &[usize]) -> Result<Vec<Vec<f64>>, Pam50Error> {
+        if idx.len() > crate::subset::Subset::MAX_LEAVES {
+            return Err(ModelError::TooLarge { n: idx.len() }.into());
+        }
+        self.filled_rows(idx)
     }
 
     /// Pearson correlations between the chosen samples over the genes, missing values filled
@@ -274,7 +297,7 @@ impl Pam50 {
         idx: &[usize],
         centre: bool,
     ) -> Result<WeightMatrix, Pam50Error> {
-        let rows = self.filled_rows(idx);
+        let rows = self.weight_rows(idx)?;
         let k = rows.len();
         let mut w = vec![vec![0.0; k]; k];
         for a in 0..k {
@@ -318,7 +341,7 @@ impl Pam50 {
         bandwidth: Bandwidth,
         centre: bool,
     ) -> Result<WeightMatrix, Pam50Error> {
-        let rows = self.filled_rows(idx);
+        let rows = self.weight_rows(idx)?;
         let k = rows.len();
         let dist = |a: usize, b: usize| {
             rows[a]
@@ -355,8 +378,8 @@ impl Pam50 {
         // Pairs in the order they were computed (row by row, i < j), as `weights_from` asks.
         let mut it = values.into_iter();
         Ok(crate::data::graphs::weights_from(k, |_, _| {
-            it.next().expect("one value per pair") - mean
-        }))
+            it.next().unwrap_or(f64::NAN) - mean
+        })?)
     }
 }
 

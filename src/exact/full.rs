@@ -137,13 +137,19 @@ impl FullTrellis {
             });
         }
         let mut records: Vec<Record<M::Stat>> = model
-            .stat_table()
+            .stat_table()?
             .into_iter()
             .map(|stat| Record {
                 cell: EMPTY_CELL,
                 stat,
             })
             .collect();
+        if records.len() != 1usize << n {
+            return Err(ExactError::BadStatTable {
+                len: records.len(),
+                n,
+            });
+        }
         let mut map_split = vec![0u32; 1usize << n];
         for i in 0..n {
             records[1 << i].cell = LEAF_CELL;
@@ -181,8 +187,15 @@ impl FullTrellis {
         self.root().log_z
     }
 
-    /// `log Z(S)` of the sub-trellis over the leaves of `s` (trees over `s` only).
-    pub fn log_partition_of(&self, s: Subset) -> f64 {
+    /// `log Z(S)` of the sub-trellis over the leaves of `s` (trees over `s` only); errors unless
+    /// `s` is a non-empty subset of `0..N`.
+    pub fn log_partition_of(&self, s: Subset) -> Result<f64, ExactError> {
+        Ok(self.cell_of(s)?.log_z)
+    }
+
+    /// `log Z(S)` for a cluster known to be inside `0..N`.
+    #[inline]
+    pub(crate) fn log_z_of(&self, s: Subset) -> f64 {
         self.cells[s.index()].log_z
     }
 
@@ -191,19 +204,25 @@ impl FullTrellis {
         self.root().map
     }
 
-    /// The MAP value over trees of the leaves of `s`.
-    pub fn map_log_likelihood_of(&self, s: Subset) -> f64 {
-        self.cells[s.index()].map
+    /// The MAP value over trees of the leaves of `s`; errors unless `s` is a non-empty subset
+    /// of `0..N`.
+    pub fn map_log_likelihood_of(&self, s: Subset) -> Result<f64, ExactError> {
+        Ok(self.cell_of(s)?.map)
     }
 
     /// A tree with the MAP value (the first found in split order among ties).
     pub fn map_tree(&self) -> Tree {
-        self.map_tree_of(Subset::full(self.n))
+        self.map_tree_trusted(Subset::full(self.n))
     }
 
-    /// A MAP tree over the leaves of `s`.
-    pub fn map_tree_of(&self, s: Subset) -> Tree {
-        Tree::from_splits(s, |c| {
+    /// A MAP tree over the leaves of `s`; errors unless `s` is a non-empty subset of `0..N`.
+    pub fn map_tree_of(&self, s: Subset) -> Result<Tree, ExactError> {
+        self.cell_of(s)?;
+        Ok(self.map_tree_trusted(s))
+    }
+
+    fn map_tree_trusted(&self, s: Subset) -> Tree {
+        Tree::from_splits_trusted(s, |c| {
             let a = self.map_split[c.index()] as u64;
             let a = if a == 0 { c.lowest_bit() } else { Subset(a) };
             (a, c.minus(a))
@@ -215,9 +234,20 @@ impl FullTrellis {
         self.root().count()
     }
 
-    /// Number of trees over the leaves of `s` with finite log-likelihood.
-    pub fn n_trees_finite_of(&self, s: Subset) -> u128 {
-        self.cells[s.index()].count()
+    /// Number of trees over the leaves of `s` with finite log-likelihood; errors unless `s` is
+    /// a non-empty subset of `0..N`.
+    pub fn n_trees_finite_of(&self, s: Subset) -> Result<u128, ExactError> {
+        Ok(self.cell_of(s)?.count())
+    }
+
+    fn cell_of(&self, s: Subset) -> Result<&Cell, ExactError> {
+        if !s.is_cluster_of(self.n) {
+            return Err(ExactError::BadCluster {
+                cluster: s.to_string(),
+                n: self.n,
+            });
+        }
+        Ok(&self.cells[s.index()])
     }
 
     /// The expected log-likelihood `E[log phi(H)]` under the posterior `P(H|X)`.
@@ -243,10 +273,9 @@ impl FullTrellis {
     /// applies at every node, a tree up to `(N-1) tol` below the MAP can be counted, so with a
     /// large `tol` it is an upper bound on the trees within `tol`. Energies with many ties (e.g. Dasgupta's cost on unit
     /// weights) have many MAP trees; [`FullTrellis::map_tree`] returns one of them. 0 if no tree
-    /// has a finite log-likelihood.
-    pub fn n_map_trees<M: SplitModel>(&self, model: &M, tol: f64) -> u128 {
-        assert_eq!(model.n_leaves(), self.n, "trellis and model disagree on N");
-        let stats = model.stat_table();
+    /// has a finite log-likelihood. Errors when `model` has a different number of leaves.
+    pub fn n_map_trees<M: SplitModel>(&self, model: &M, tol: f64) -> Result<u128, ExactError> {
+        let stats = self.model_stats(model)?;
         let mut count = vec![0u128; 1usize << self.n];
         for i in 0..self.n {
             count[1 << i] = 1;
@@ -274,7 +303,31 @@ impl FullTrellis {
                 count[s.index()] = c;
             }
         }
-        count[(1usize << self.n) - 1]
+        Ok(count[(1usize << self.n) - 1])
+    }
+
+    /// The statistics table of `model`, checked to be over the trellis's leaves.
+    pub(crate) fn model_stats<M: SplitModel>(&self, model: &M) -> Result<Vec<M::Stat>, ExactError> {
+        self.check_model(model)?;
+        let stats = model.stat_table()?;
+        if stats.len() != 1usize << self.n {
+            return Err(ExactError::BadStatTable {
+                len: stats.len(),
+                n: self.n,
+            });
+        }
+        Ok(stats)
+    }
+
+    /// `Ok` when `model` has as many leaves as the trellis.
+    pub(crate) fn check_model<M: SplitModel>(&self, model: &M) -> Result<(), ExactError> {
+        if model.n_leaves() != self.n {
+            return Err(ExactError::ModelMismatch {
+                trellis: self.n,
+                model: model.n_leaves(),
+            });
+        }
+        Ok(())
     }
 
     fn root(&self) -> &Cell {
@@ -518,7 +571,7 @@ mod tests {
         for n in 1..=7 {
             let m = Toy { n };
             let t = FullTrellis::build(&m).unwrap();
-            let all = Tree::enumerate_all(Subset::full(n));
+            let all = Tree::enumerate_all(Subset::full(n)).unwrap();
             let lls: Vec<f64> = all.iter().map(|t| t.log_likelihood(&m)).collect();
             let finite = lls.iter().filter(|x| x.is_finite()).count() as u128;
             let max = lls.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -561,24 +614,24 @@ mod tests {
     fn counts_map_trees_with_ties() {
         for (n, model) in (2..=7).map(|n| (n, BySize { n })) {
             let t = FullTrellis::build(&model).unwrap();
-            let all = Tree::enumerate_all(Subset::full(n));
+            let all = Tree::enumerate_all(Subset::full(n)).unwrap();
             let best = t.map_log_likelihood();
             let want = all
                 .iter()
                 .filter(|x| x.log_likelihood(&model) >= best - 1e-9)
                 .count() as u128;
-            assert_eq!(t.n_map_trees(&model, 1e-9), want, "n = {n}");
+            assert_eq!(t.n_map_trees(&model, 1e-9).unwrap(), want, "n = {n}");
         }
         // No ties: exactly one tree for the Toy model (distinct potentials) at n = 5.
         let m = Toy { n: 5 };
         let t = FullTrellis::build(&m).unwrap();
-        let all = Tree::enumerate_all(Subset::full(5));
+        let all = Tree::enumerate_all(Subset::full(5)).unwrap();
         let best = t.map_log_likelihood();
         let want = all
             .iter()
             .filter(|x| x.log_likelihood(&m) >= best - 1e-9)
             .count() as u128;
-        assert_eq!(t.n_map_trees(&m, 1e-9), want);
+        assert_eq!(t.n_map_trees(&m, 1e-9).unwrap(), want);
     }
 
     #[test]

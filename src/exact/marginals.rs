@@ -67,9 +67,7 @@ fn outside_of<M: SplitModel>(
     let mut s = comp.bits();
     while s != 0 {
         let sib = Subset(s);
-        if trellis.log_partition_of(sib) > f64::NEG_INFINITY
-            && outside(c.union(sib)) > f64::NEG_INFINITY
-        {
+        if trellis.log_z_of(sib) > f64::NEG_INFINITY && outside(c.union(sib)) > f64::NEG_INFINITY {
             // Keep the pair ordered as the trellis does (A holds the lower leaf).
             if c.lowest() < sib.lowest() {
                 a.push(c.bits());
@@ -85,17 +83,20 @@ fn outside_of<M: SplitModel>(
     model.log_psi_batch(stats, a, b, terms);
     for ((t, &x), &y) in terms.iter_mut().zip(a.iter()).zip(b.iter()) {
         let sib = if x == c.bits() { Subset(y) } else { Subset(x) };
-        *t += trellis.log_partition_of(sib) + outside(c.union(sib));
+        *t += trellis.log_z_of(sib) + outside(c.union(sib));
     }
     log_sum_exp(terms)
 }
 
 impl Marginals {
-    /// Runs the outside pass over all clusters. `trellis` must have been built from `model`.
-    pub fn compute<M: SplitModel>(trellis: &FullTrellis, model: &M) -> Marginals {
+    /// Runs the outside pass over all clusters. `trellis` must have been built from `model`;
+    /// errors when they disagree on `N`.
+    pub fn compute<M: SplitModel>(
+        trellis: &FullTrellis,
+        model: &M,
+    ) -> Result<Marginals, ExactError> {
         let n = trellis.n_leaves();
-        assert_eq!(n, model.n_leaves(), "trellis and model disagree on N");
-        let stats = model.stat_table();
+        let stats = trellis.model_stats(model)?;
         let full = Subset::full(n);
         let mut log_outside = vec![f64::NEG_INFINITY; 1usize << n];
         log_outside[full.index()] = 0.0;
@@ -106,7 +107,7 @@ impl Marginals {
                 .par_iter()
                 .with_min_len(16)
                 .map_init(Buffers::default, |buf, &c| {
-                    if trellis.log_partition_of(c) == f64::NEG_INFINITY {
+                    if trellis.log_z_of(c) == f64::NEG_INFINITY {
                         // No tree over C: no tree of X contains C.
                         return f64::NEG_INFINITY;
                     }
@@ -123,16 +124,16 @@ impl Marginals {
                 if i == 0 || log_z == f64::NEG_INFINITY {
                     f64::NEG_INFINITY
                 } else {
-                    (log_outside[i] + trellis.log_partition_of(Subset(i as u64)) - log_z).min(0.0)
+                    (log_outside[i] + trellis.log_z_of(Subset(i as u64)) - log_z).min(0.0)
                 }
             })
             .collect();
-        Marginals {
+        Ok(Marginals {
             n,
             log_z,
             log_outside,
             log_marginal,
-        }
+        })
     }
 
     /// `log Zout(c)`.
@@ -153,8 +154,14 @@ impl Marginals {
     }
 
     /// `P(H_c ⊂ H | X)`: the posterior probability that a tree contains `sub` (a tree over some
-    /// of the leaves) as a subtree.
+    /// of the leaves) as a subtree. Errors when `model` has a different number of leaves.
     pub fn subhierarchy<M: SplitModel>(&self, model: &M, sub: &Tree) -> Result<f64, ExactError> {
+        if model.n_leaves() != self.n {
+            return Err(ExactError::ModelMismatch {
+                trellis: self.n,
+                model: model.n_leaves(),
+            });
+        }
         let c = sub.leaves();
         check_cluster(self.n, c)?;
         if self.log_z == f64::NEG_INFINITY {
@@ -186,8 +193,9 @@ pub fn cluster_marginal<M: SplitModel>(
 ) -> Result<f64, ExactError> {
     let n = trellis.n_leaves();
     check_cluster(n, c)?;
+    trellis.check_model(model)?;
     let log_z = trellis.log_partition();
-    if log_z == f64::NEG_INFINITY || trellis.log_partition_of(c) == f64::NEG_INFINITY {
+    if log_z == f64::NEG_INFINITY || trellis.log_z_of(c) == f64::NEG_INFINITY {
         return Ok(0.0);
     }
     let full = Subset::full(n);
@@ -195,7 +203,7 @@ pub fn cluster_marginal<M: SplitModel>(
     // Outside values of the supersets c ∪ T, indexed by T (a submask of comp) through a hash map.
     let mut outside: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
     outside.insert(full.bits(), 0.0);
-    let stats = model.stat_table();
+    let stats = trellis.model_stats(model)?;
     let mut buf = Buffers::default();
     let m = comp.len();
     for k in (0..m).rev() {
@@ -213,7 +221,7 @@ pub fn cluster_marginal<M: SplitModel>(
         }
         for tm in ts {
             let sup = c.union(Subset(tm));
-            let v = if trellis.log_partition_of(sup) == f64::NEG_INFINITY {
+            let v = if trellis.log_z_of(sup) == f64::NEG_INFINITY {
                 f64::NEG_INFINITY
             } else {
                 outside_of(
@@ -228,7 +236,7 @@ pub fn cluster_marginal<M: SplitModel>(
             outside.insert(sup.bits(), v);
         }
     }
-    Ok((outside[&c.bits()] + trellis.log_partition_of(c) - log_z)
+    Ok((outside[&c.bits()] + trellis.log_z_of(c) - log_z)
         .min(0.0)
         .exp())
 }

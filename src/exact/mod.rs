@@ -35,8 +35,55 @@ pub enum ExactError {
         n: usize,
     },
     /// An instance with no leaves.
-    #[error("the instance has no leaves")]
+    #[error("the instance has no leaves; pass a model with at least one leaf")]
     Empty,
+    /// More leaves than a structure supports.
+    #[error("{what} over N = {n} leaves is too large: at most {limit} leaves; use fewer leaves")]
+    TooLarge {
+        /// What was asked for.
+        what: &'static str,
+        /// Number of leaves asked for.
+        n: usize,
+        /// The largest N allowed.
+        limit: usize,
+    },
+    /// A model over a different number of leaves than the trellis.
+    #[error("the model has {model} leaves but the trellis was built over {trellis}; pass the model the trellis was built from")]
+    ModelMismatch {
+        /// Leaves of the trellis.
+        trellis: usize,
+        /// Leaves of the model.
+        model: usize,
+    },
+    /// A cluster reached by sampling has no split of positive weight: the model is not the one
+    /// the trellis was built from (or its potentials are NaN).
+    #[error("cluster {cluster} has no split of positive posterior weight under this model; pass the model the trellis was built from")]
+    NotFromModel {
+        /// The cluster.
+        cluster: String,
+    },
+    /// No tree has a finite likelihood, so the posterior is undefined.
+    #[error("no tree has finite likelihood, so the posterior is undefined; check the model's forbidden (-inf) splits")]
+    NoFiniteTree,
+    /// A [`SparseResult`] passed to a different sparse trellis than the one that ran it.
+    #[error("the result ({got} vertices) is not a run of this sparse trellis ({want} vertices); pass the result of this trellis's run")]
+    ForeignResult {
+        /// Vertices of the result.
+        got: usize,
+        /// Vertices of the trellis.
+        want: usize,
+    },
+    /// A [`crate::model::SplitModel::stat_table`] of the wrong length.
+    #[error("the model's stat_table has {len} entries but N = {n} leaves need 2^{n}; fix the model's stat_table")]
+    BadStatTable {
+        /// Entries returned.
+        len: usize,
+        /// Number of leaves.
+        n: usize,
+    },
+    /// The model refused to build its statistics.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
 }
 
 /// Formats a byte count as KiB/MiB/GiB/TiB.

@@ -8,6 +8,7 @@
 //! search per draw) and kept for later draws.
 
 use super::full::FullTrellis;
+use super::ExactError;
 use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
@@ -24,36 +25,29 @@ pub struct PosteriorSampler<'a, M: SplitModel> {
 
 impl<'a, M: SplitModel> PosteriorSampler<'a, M> {
     /// A sampler for the posterior of `trellis`, which must have been built from `model`.
-    ///
-    /// # Panics
-    /// If the model and trellis disagree on `N`, or no tree has finite likelihood.
-    pub fn new(trellis: &'a FullTrellis, model: &'a M) -> Self {
-        assert_eq!(
-            trellis.n_leaves(),
-            model.n_leaves(),
-            "trellis and model disagree on N"
-        );
-        assert!(
-            trellis.n_trees_finite() > 0,
-            "no tree has finite likelihood: the posterior is undefined"
-        );
-        PosteriorSampler {
+    /// Errors if the model and trellis disagree on `N`, or no tree has finite likelihood.
+    pub fn new(trellis: &'a FullTrellis, model: &'a M) -> Result<Self, ExactError> {
+        trellis.check_model(model)?;
+        if trellis.n_trees_finite() == 0 || !trellis.log_partition().is_finite() {
+            return Err(ExactError::NoFiniteTree);
+        }
+        Ok(PosteriorSampler {
             trellis,
             model,
             tables: HashMap::new(),
-        }
+        })
     }
 
     fn table(&mut self, s: Subset) -> &(Vec<f64>, Vec<u64>) {
         let (trellis, model) = (self.trellis, self.model);
         self.tables.entry(s).or_insert_with(|| {
-            let lz = trellis.log_partition_of(s);
+            let lz = trellis.log_z_of(s);
             let sp = model.stat(s);
             let mut cum = Vec::new();
             let mut parts = Vec::new();
             let mut total = 0.0;
             for (a, b) in s.splits() {
-                let (za, zb) = (trellis.log_partition_of(a), trellis.log_partition_of(b));
+                let (za, zb) = (trellis.log_z_of(a), trellis.log_z_of(b));
                 if za == f64::NEG_INFINITY || zb == f64::NEG_INFINITY {
                     continue;
                 }
@@ -76,8 +70,9 @@ impl<'a, M: SplitModel> PosteriorSampler<'a, M> {
         })
     }
 
-    /// Draws one tree.
-    pub fn sample<R: rand::Rng + ?Sized>(&mut self, rng: &mut R) -> Tree {
+    /// Draws one tree. Errors ([`ExactError::NotFromModel`]) when a cluster has no split of
+    /// positive weight, which happens only if the model is not the trellis's.
+    pub fn sample<R: rand::Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Tree, ExactError> {
         let root = Subset::full(self.trellis.n_leaves());
         // Iterative top-down: decide every cluster's split, then build the tree.
         let mut splits: HashMap<Subset, Subset> = HashMap::new();
@@ -88,20 +83,28 @@ impl<'a, M: SplitModel> PosteriorSampler<'a, M> {
             }
             let u: f64 = rng.random();
             let (cum, parts) = self.table(s);
-            let k = cum.partition_point(|&c| c <= u).min(cum.len() - 1);
-            let a = Subset(parts[k]);
+            let Some(last) = cum.len().checked_sub(1) else {
+                return Err(ExactError::NotFromModel {
+                    cluster: s.to_string(),
+                });
+            };
+            let a = Subset(parts[cum.partition_point(|&c| c <= u).min(last)]);
             splits.insert(s, a);
             stack.push(a);
             stack.push(s.minus(a));
         }
-        Tree::from_splits(root, |s| {
+        Ok(Tree::from_splits_trusted(root, |s| {
             let a = splits[&s];
             (a, s.minus(a))
-        })
+        }))
     }
 
-    /// Draws `k` trees.
-    pub fn sample_many<R: rand::Rng + ?Sized>(&mut self, k: usize, rng: &mut R) -> Vec<Tree> {
+    /// Draws `k` trees (errors as [`PosteriorSampler::sample`]).
+    pub fn sample_many<R: rand::Rng + ?Sized>(
+        &mut self,
+        k: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Tree>, ExactError> {
         (0..k).map(|_| self.sample(rng)).collect()
     }
 

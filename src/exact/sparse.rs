@@ -19,6 +19,9 @@ use crate::subset::Subset;
 use crate::tree::Tree;
 use std::collections::HashMap;
 
+/// Largest `N` of [`SparseTrellis::full`].
+pub const MAX_FULL_SPARSE_LEAVES: usize = 20;
+
 /// A sparse trellis: a vertex set with, for each vertex, its splits into two vertices.
 #[derive(Clone, Debug)]
 pub struct SparseTrellis {
@@ -47,9 +50,10 @@ impl SparseTrellis {
             return Err(ExactError::Empty);
         }
         if n > Subset::MAX_LEAVES {
-            return Err(ExactError::BadCluster {
-                cluster: format!("N = {n}"),
-                n: Subset::MAX_LEAVES,
+            return Err(ExactError::TooLarge {
+                what: "a sparse trellis",
+                n,
+                limit: Subset::MAX_LEAVES,
             });
         }
         let full = Subset::full(n);
@@ -110,6 +114,16 @@ impl SparseTrellis {
         n: usize,
         trees: impl IntoIterator<Item = &'t Tree>,
     ) -> Result<Self, ExactError> {
+        if n == 0 {
+            return Err(ExactError::Empty);
+        }
+        if n > Subset::MAX_LEAVES {
+            return Err(ExactError::TooLarge {
+                what: "a sparse trellis",
+                n,
+                limit: Subset::MAX_LEAVES,
+            });
+        }
         let mut clusters = Vec::new();
         for t in trees {
             if t.leaves() != Subset::full(n) {
@@ -123,9 +137,16 @@ impl SparseTrellis {
         Self::new(n, clusters)
     }
 
-    /// The full trellis as a sparse one (every cluster a vertex; for tests and small N).
+    /// The full trellis as a sparse one (every cluster a vertex; for tests and small N:
+    /// errors for `N >` [`MAX_FULL_SPARSE_LEAVES`]).
     pub fn full(n: usize) -> Result<Self, ExactError> {
-        assert!(n <= 20, "the full vertex set is for small N");
+        if n > MAX_FULL_SPARSE_LEAVES {
+            return Err(ExactError::TooLarge {
+                what: "a sparse trellis holding every cluster",
+                n,
+                limit: MAX_FULL_SPARSE_LEAVES,
+            });
+        }
         Self::new(n, (1..1u64 << n).map(Subset))
     }
 
@@ -176,9 +197,15 @@ impl SparseTrellis {
         self.n_encoded() / total
     }
 
-    /// Runs the inside pass for `model` (log Z, MAP, finite-tree counts per vertex).
-    pub fn run<M: SplitModel>(&self, model: &M) -> SparseResult {
-        assert_eq!(model.n_leaves(), self.n, "model and trellis disagree on N");
+    /// Runs the inside pass for `model` (log Z, MAP, finite-tree counts per vertex); errors
+    /// when the model has a different number of leaves.
+    pub fn run<M: SplitModel>(&self, model: &M) -> Result<SparseResult, ExactError> {
+        if model.n_leaves() != self.n {
+            return Err(ExactError::ModelMismatch {
+                trellis: self.n,
+                model: model.n_leaves(),
+            });
+        }
         let stats: Vec<M::Stat> = self.vertices.iter().map(|&c| model.stat(c)).collect();
         let k = self.vertices.len();
         let mut r = SparseResult {
@@ -218,21 +245,43 @@ impl SparseTrellis {
                 r.n_finite[i] += r.n_finite[a] * r.n_finite[b];
             }
         }
-        r
+        Ok(r)
     }
 
-    /// The best encoded tree of a run (`None` if no encoded tree has finite likelihood).
-    pub fn map_tree(&self, r: &SparseResult) -> Option<Tree> {
-        let root = self.vertices.len() - 1;
-        if r.n_finite[root] == 0.0 {
-            return None;
+    /// `Ok` when `r` is a run of this trellis (as many vertices).
+    fn check_result(&self, r: &SparseResult) -> Result<(), ExactError> {
+        if r.log_z.len() != self.vertices.len() {
+            return Err(ExactError::ForeignResult {
+                got: r.log_z.len(),
+                want: self.vertices.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The best encoded tree of a run (`None` if no encoded tree has finite likelihood); errors
+    /// when `r` is not a run of this trellis.
+    pub fn map_tree(&self, r: &SparseResult) -> Result<Option<Tree>, ExactError> {
+        self.check_result(r)?;
+        if r.n_trees_finite() == 0.0 {
+            return Ok(None);
         }
         let full = Subset::full(self.n);
-        Some(Tree::from_splits(full, |s| {
-            let i = self.index[&s] as usize;
-            let (a, b) = self.splits[i][r.map_split[i] as usize];
-            (self.vertices[a as usize], self.vertices[b as usize])
-        }))
+        let tree = Tree::from_splits(full, |s| {
+            // A result of another trellis with as many vertices can point anywhere: an empty
+            // split makes `from_splits` refuse it.
+            self.index
+                .get(&s)
+                .and_then(|&i| self.splits[i as usize].get(r.map_split[i as usize] as usize))
+                .map_or((Subset::EMPTY, Subset::EMPTY), |&(a, b)| {
+                    (self.vertices[a as usize], self.vertices[b as usize])
+                })
+        });
+        let foreign = ExactError::ForeignResult {
+            got: r.log_z.len(),
+            want: self.vertices.len(),
+        };
+        tree.map(Some).map_err(|_| foreign)
     }
 }
 
@@ -241,22 +290,33 @@ impl SparseTrellis {
     /// `P(H) = phi(H) / Z_sparse`: top down, vertex `S` splits into `(A, B)` with probability
     /// `psi(A,B) Z(A) Z(B) / Z(S)`.
     ///
-    /// # Panics
-    /// If no encoded tree has finite likelihood.
+    /// Errors when no encoded tree has finite likelihood, when `r` is not a run of this trellis,
+    /// and when `model` is not the model of that run (a vertex with no split of positive weight).
     pub fn sample<M: SplitModel, R: rand::Rng + ?Sized>(
         &self,
         model: &M,
         r: &SparseResult,
         rng: &mut R,
-    ) -> Tree {
+    ) -> Result<Tree, ExactError> {
         use rand::RngExt;
-        assert!(
-            r.n_trees_finite() > 0.0,
-            "no encoded tree has finite likelihood"
-        );
+        self.check_result(r)?;
+        if model.n_leaves() != self.n {
+            return Err(ExactError::ModelMismatch {
+                trellis: self.n,
+                model: model.n_leaves(),
+            });
+        }
+        if r.n_trees_finite() <= 0.0 {
+            return Err(ExactError::NoFiniteTree);
+        }
         let full = Subset::full(self.n);
-        Tree::from_splits(full, |s| {
-            let i = self.index[&s] as usize;
+        let mut stuck = None;
+        let tree = Tree::from_splits(full, |s| {
+            let Some(&i) = self.index.get(&s) else {
+                stuck.get_or_insert(s);
+                return (Subset::EMPTY, Subset::EMPTY);
+            };
+            let i = i as usize;
             let u: f64 = rng.random();
             let mut acc = 0.0;
             let mut last = None;
@@ -275,9 +335,25 @@ impl SparseTrellis {
                     }
                 }
             }
-            let (a, b) = last.expect("a vertex with finite Z has a finite split");
-            (self.vertices[a], self.vertices[b])
-        })
+            match last {
+                Some((a, b)) => (self.vertices[a], self.vertices[b]),
+                None => {
+                    // Only when the model is not the run's: no split has positive weight.
+                    stuck.get_or_insert(s);
+                    (Subset::EMPTY, Subset::EMPTY)
+                }
+            }
+        });
+        match (tree, stuck) {
+            (Ok(t), None) => Ok(t),
+            (_, Some(s)) => Err(ExactError::NotFromModel {
+                cluster: s.to_string(),
+            }),
+            (Err(_), None) => Err(ExactError::ForeignResult {
+                got: r.log_z.len(),
+                want: self.vertices.len(),
+            }),
+        }
     }
 }
 
@@ -308,14 +384,14 @@ mod tests {
     fn all_clusters_reproduce_the_full_trellis() {
         let ds = generate_dataset(&GinkgoParams::qcd(), 6, 4, 9, 5, 10_000, "s").unwrap();
         for jet in &ds.jets {
-            let m = jet.model();
+            let m = jet.model().unwrap();
             let full = FullTrellis::build(&m).unwrap();
             let sp = SparseTrellis::full(jet.n_leaves).unwrap();
-            let r = sp.run(&m);
+            let r = sp.run(&m).unwrap();
             assert!((r.log_partition() - full.log_partition()).abs() < 1e-9);
             assert_eq!(r.map_log_likelihood(), full.map_log_likelihood());
             assert_eq!(r.n_trees_finite(), full.n_trees_finite() as f64);
-            assert_eq!(sp.map_tree(&r).unwrap(), full.map_tree());
+            assert_eq!(sp.map_tree(&r).unwrap().unwrap(), full.map_tree());
             assert!((sp.sparsity_index() - 1.0).abs() < 1e-12);
         }
     }
@@ -324,15 +400,15 @@ mod tests {
     fn one_seed_tree_gives_that_tree() {
         let ds = generate_dataset(&GinkgoParams::qcd(), 5, 5, 12, 9, 10_000, "s").unwrap();
         for jet in &ds.jets {
-            let m = jet.model();
+            let m = jet.model().unwrap();
             let t = jet.truth().unwrap();
             let sp = SparseTrellis::from_trees(jet.n_leaves, [&t]).unwrap();
             assert_eq!(sp.n_encoded(), 1.0);
-            let r = sp.run(&m);
+            let r = sp.run(&m).unwrap();
             let ll = t.log_likelihood(&m);
             assert!((r.map_log_likelihood() - ll).abs() < 1e-9);
             assert!((r.log_partition() - ll).abs() < 1e-9);
-            assert_eq!(sp.map_tree(&r).unwrap(), t);
+            assert_eq!(sp.map_tree(&r).unwrap().unwrap(), t);
         }
     }
 
@@ -342,6 +418,7 @@ mod tests {
         let trees: Vec<Tree> = ds.jets.iter().map(|j| j.truth().unwrap()).collect();
         let sp = SparseTrellis::from_trees(7, &trees).unwrap();
         let admitted = Tree::enumerate_all(Subset::full(7))
+            .unwrap()
             .into_iter()
             .filter(|t| t.clusters().iter().all(|c| sp.contains(*c)))
             .count();
@@ -355,14 +432,14 @@ mod tests {
         let ds = generate_dataset(&GinkgoParams::qcd(), 30, 6, 6, 12, 10_000, "s").unwrap();
         let trees: Vec<Tree> = ds.jets[1..].iter().map(|j| j.truth().unwrap()).collect();
         let sp = SparseTrellis::from_trees(6, &trees).unwrap();
-        let m = ds.jets[0].model();
-        let r = sp.run(&m);
+        let m = ds.jets[0].model().unwrap();
+        let r = sp.run(&m).unwrap();
         assert!(r.n_trees_finite() >= 2.0);
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let mut counts: HashMap<Vec<Subset>, usize> = HashMap::new();
         let draws = 20_000;
         for _ in 0..draws {
-            let t = sp.sample(&m, &r, &mut rng);
+            let t = sp.sample(&m, &r, &mut rng).unwrap();
             assert!(t.clusters().iter().all(|c| sp.contains(*c)));
             *counts.entry(t.clusters()).or_default() += 1;
         }
@@ -376,7 +453,8 @@ mod tests {
                     .max_by_key(|x| x.len())
                     .unwrap();
                 (a, s.minus(a))
-            });
+            })
+            .unwrap();
             let p = (t.log_likelihood(&m) - r.log_partition()).exp();
             let sd = (p * (1.0 - p) / draws as f64).sqrt();
             assert!(

@@ -101,12 +101,13 @@ impl Method {
             }
             Method::Sparse => {
                 let seeds: Vec<Tree> = beam_search_all(m, opts.sparse_seed_trees, Dedup::Clusters)
+                    .with_context(|| problem.name.to_string())?
                     .into_iter()
                     .map(|f| f.tree)
                     .collect();
                 let sp = SparseTrellis::from_trees(n, &seeds)?;
-                let r = sp.run(m);
-                let tree = sp.map_tree(&r);
+                let r = sp.run(m)?;
+                let tree = sp.map_tree(&r)?;
                 Found {
                     newick: tree.as_ref().map(|t| t.to_newick()).unwrap_or_default(),
                     // A single leaf only when no encoded tree has finite likelihood.
@@ -122,18 +123,19 @@ impl Method {
             }
             Method::Beam => {
                 let size = opts.beam_size.unwrap_or_else(|| default_beam_size(n));
-                let f = beam_search_with(m, size, opts.beam_dedup);
+                let f = beam_search_with(m, size, opts.beam_dedup)
+                    .with_context(|| problem.name.to_string())?;
                 found(f.tree, f.log_likelihood)
             }
             Method::Greedy => {
-                let f = greedy(m);
+                let f = greedy(m).with_context(|| problem.name.to_string())?;
                 found(f.tree, f.log_likelihood)
             }
             Method::AverageLinkage => {
                 let Some(w) = problem.similarities else {
                     return Ok(None);
                 };
-                let t = average_linkage(w);
+                let t = average_linkage(w).with_context(|| problem.name.to_string())?;
                 let ll = t.log_likelihood(m);
                 found(t, ll)
             }
@@ -197,7 +199,7 @@ pub struct SparseFacts {
 }
 
 /// Largest beam (and sparse-trellis seed beam) a config or `score` may ask for.
-pub const MAX_BEAM: usize = 100_000;
+pub const MAX_BEAM: usize = crate::search::MAX_BEAM_SIZE;
 
 /// One partial tree of a beam over a 32-leaf jet: its up to N(N-1)/2 = 496 candidate merges
 /// at 16 bytes each, and about 5 µs per merge step.

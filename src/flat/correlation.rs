@@ -54,9 +54,10 @@ impl PairwiseAffinity {
         self.beta
     }
 
-    /// `β a_ij`, the log-energy one pair adds to a cluster holding both (0 for `i == j`).
-    pub fn pair_log_energy(&self, i: usize, j: usize) -> f64 {
-        self.beta * self.affinities.get(i, j)
+    /// `β a_ij`, the log-energy one pair adds to a cluster holding both (0 for `i == j`);
+    /// `None` when `i` or `j` is not a point.
+    pub fn pair_log_energy(&self, i: usize, j: usize) -> Option<f64> {
+        Some(self.beta * self.affinities.get(i, j)?)
     }
 }
 
@@ -70,14 +71,14 @@ impl ClusterEnergy for PairwiseAffinity {
         self.beta * self.affinities.pair_sum(c, |x| x)
     }
 
-    fn log_energy_table(&self) -> Vec<f64> {
-        let mut t = self.affinities.pair_sums(|x| x);
+    fn log_energy_table(&self) -> Result<Vec<f64>, FlatError> {
+        let mut t = self.affinities.pair_sums(|x| x)?;
         if self.beta != 1.0 {
             for v in &mut t {
                 *v *= self.beta;
             }
         }
-        t
+        Ok(t)
     }
 }
 
@@ -100,7 +101,7 @@ mod tests {
         for beta in [1.0, 0.37] {
             let m = PairwiseAffinity::with_beta(WeightMatrix::new(rows.clone()).unwrap(), beta)
                 .unwrap();
-            let t = m.log_energy_table();
+            let t = m.log_energy_table().unwrap();
             assert_eq!(t[0], 0.0);
             for b in 1..1u64 << 7 {
                 assert_eq!(t[b as usize].to_bits(), m.log_energy(Subset(b)).to_bits());
@@ -108,7 +109,7 @@ mod tests {
             // A singleton has energy 1; a pair has its own affinity.
             assert_eq!(m.log_energy(Subset::singleton(3)), 0.0);
             let pair = Subset::from_indices([2, 5]);
-            assert_eq!(m.log_energy(pair), m.pair_log_energy(2, 5));
+            assert_eq!(Some(m.log_energy(pair)), m.pair_log_energy(2, 5));
         }
         let w = WeightMatrix::new(vec![vec![0.0]]).unwrap();
         assert!(PairwiseAffinity::with_beta(w.clone(), f64::NAN).is_err());

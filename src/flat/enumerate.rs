@@ -5,29 +5,50 @@
 //! Everything here is exponential in the number of clusterings (Bell(9) = 21147, Bell(12) =
 //! 4213597); use it to check the trellises on small instances.
 
-use super::ClusterEnergy;
+use super::{is_clustering_of, ClusterEnergy, FlatError};
 use crate::numeric::log_sum_exp;
 use crate::subset::Subset;
 use crate::tree::{Node, Tree};
 
-/// The Bell number `B(n)`, the number of clusterings of `n` points (Bell triangle).
-///
-/// # Panics
-/// For `n > 40` (`B(n)` would not fit in `u128` much beyond).
-pub fn bell(n: usize) -> u128 {
-    assert!(n <= 40, "bell({n}) does not fit this implementation");
+/// Largest number of points [`partitions_of`], [`set_partitions`] and [`brute_force`]
+/// enumerate the clusterings of (Bell(12) = 4,213,597).
+pub const MAX_ENUMERATED_POINTS: usize = 12;
+
+/// Largest number of points of [`brute_force_over`] (its cluster marginals are a table over
+/// all `2^N` subsets) and of the trees [`tree_cuts`] takes.
+pub const MAX_BRUTE_FORCE_POINTS: usize = 16;
+
+/// The Bell number `B(n)`, the number of clusterings of `n` points (Bell triangle); `None` when
+/// it does not fit in a u128.
+pub fn bell(n: usize) -> Option<u128> {
     let mut row = vec![1u128];
     for _ in 0..n {
+        let mut last = *row.last()?;
         let mut next = Vec::with_capacity(row.len() + 1);
-        next.push(*row.last().unwrap());
+        next.push(last);
         for &x in &row {
-            let v = *next.last().unwrap() + x;
-            next.push(v);
+            last = last.checked_add(x)?;
+            next.push(last);
         }
         row = next;
     }
-    row[0]
+    row.first().copied()
 }
+
+/// `Ok` when `n` points are at most `limit`.
+fn check_points(n: usize, limit: usize, expected: &'static str) -> Result<(), FlatError> {
+    if n > limit {
+        return Err(FlatError::BadParameter {
+            name: "number of points",
+            value: n as f64,
+            expected,
+        });
+    }
+    Ok(())
+}
+
+const ENUMERATE_LIMIT: &str =
+    "enumerating every clustering is for at most 12 points (Bell(12) = 4.2 million); use a FlatTrellis";
 
 /// Calls `f` on every clustering of the points of `s` (each a list of clusters in increasing
 /// order of their lowest point), in restricted-growth-string order: point `k` (in increasing
@@ -54,22 +75,31 @@ pub fn for_each_partition(s: Subset, mut f: impl FnMut(&[Subset])) {
 }
 
 /// Every clustering of the points of `s` ([`for_each_partition`] order); `B(|s|)` of them.
-pub fn partitions_of(s: Subset) -> Vec<Vec<Subset>> {
+/// Errors for more than [`MAX_ENUMERATED_POINTS`] points.
+pub fn partitions_of(s: Subset) -> Result<Vec<Vec<Subset>>, FlatError> {
+    check_points(s.len(), MAX_ENUMERATED_POINTS, ENUMERATE_LIMIT)?;
     let mut out = Vec::new();
     for_each_partition(s, |p| out.push(p.to_vec()));
-    out
+    Ok(out)
 }
 
-/// Every clustering of the points `0..n`; `B(n)` of them.
-pub fn set_partitions(n: usize) -> Vec<Vec<Subset>> {
+/// Every clustering of the points `0..n`; `B(n)` of them. Errors for more than
+/// [`MAX_ENUMERATED_POINTS`] points.
+pub fn set_partitions(n: usize) -> Result<Vec<Vec<Subset>>, FlatError> {
+    check_points(n, MAX_ENUMERATED_POINTS, ENUMERATE_LIMIT)?;
     partitions_of(Subset::full(n))
 }
 
 /// Every cut of `tree`: the sets of nodes such that each leaf lies under exactly one of them,
 /// i.e. the clusterings of the leaves whose clusters are all nodes of the tree (clusters sorted
 /// by their lowest point). A tree over `n` leaves has between `n` (a caterpillar) and about
-/// `1.5^n` cuts.
-pub fn tree_cuts(tree: &Tree) -> Vec<Vec<Subset>> {
+/// `1.5^n` cuts. Errors for trees of more than [`MAX_BRUTE_FORCE_POINTS`] leaves.
+pub fn tree_cuts(tree: &Tree) -> Result<Vec<Vec<Subset>>, FlatError> {
+    check_points(
+        tree.n_leaves(),
+        MAX_BRUTE_FORCE_POINTS,
+        "the cuts of a tree are enumerated for at most 16 leaves; use a TreeFlatTrellis",
+    )?;
     let clusters = tree.node_clusters();
     fn cuts(t: &Tree, v: usize, clusters: &[Subset]) -> Vec<Vec<Subset>> {
         let mut out = vec![vec![clusters[v]]];
@@ -85,7 +115,7 @@ pub fn tree_cuts(tree: &Tree) -> Vec<Vec<Subset>> {
         }
         out
     }
-    cuts(tree, tree.root(), &clusters)
+    Ok(cuts(tree, tree.root(), &clusters))
 }
 
 /// The exact distribution over a family of clusterings, by enumeration.
@@ -108,30 +138,34 @@ pub struct BruteForce {
     pub pairwise: Vec<Vec<f64>>,
 }
 
-/// The distribution over all clusterings of the model's points, by enumerating them.
-///
-/// # Panics
-/// For more than 12 points (Bell(13) is 27.6 million).
-pub fn brute_force<E: ClusterEnergy + ?Sized>(model: &E) -> BruteForce {
-    let n = model.n_points();
-    assert!(
-        n <= 12,
-        "brute force over Bell({n}) clusterings is too slow"
-    );
-    brute_force_over(model, &set_partitions(n))
+/// The distribution over all clusterings of the model's points, by enumerating them. Errors
+/// for more than [`MAX_ENUMERATED_POINTS`] points (Bell(13) is 27.6 million).
+pub fn brute_force<E: ClusterEnergy + ?Sized>(model: &E) -> Result<BruteForce, FlatError> {
+    brute_force_over(model, &set_partitions(model.n_points())?)
 }
 
 /// The distribution restricted to `clusterings` (each a clustering of all the model's points,
-/// e.g. the cuts of a tree), by enumeration.
-///
-/// # Panics
-/// For more than 16 points (the cluster marginals are a table over all subsets).
+/// e.g. the cuts of a tree), by enumeration. Errors for more than [`MAX_BRUTE_FORCE_POINTS`]
+/// points (the cluster marginals are a table over all subsets) and for a clustering that is
+/// not a partition of the points `0..N`.
 pub fn brute_force_over<E: ClusterEnergy + ?Sized>(
     model: &E,
     clusterings: &[Vec<Subset>],
-) -> BruteForce {
+) -> Result<BruteForce, FlatError> {
     let n = model.n_points();
-    assert!(n <= 16, "brute force keeps a table over 2^{n} subsets");
+    check_points(
+        n,
+        MAX_BRUTE_FORCE_POINTS,
+        "brute force keeps a table over all 2^N subsets: at most 16 points",
+    )?;
+    let full = Subset::full(n);
+    if let Some(c) = clusterings.iter().find(|c| !is_clustering_of(full, c)) {
+        let shown: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+        return Err(FlatError::BadCluster {
+            cluster: format!("clustering [{}]", shown.join(" ")),
+            n,
+        });
+    }
     let energies: Vec<f64> = clusterings
         .iter()
         .map(|c| c.iter().map(|&x| model.log_energy(x)).sum())
@@ -166,7 +200,7 @@ pub fn brute_force_over<E: ClusterEnergy + ?Sized>(
         }
         (0..n).for_each(|i| pairwise[i][i] = 1.0);
     }
-    BruteForce {
+    Ok(BruteForce {
         n_clusterings: clusterings.len(),
         n_allowed: energies.iter().filter(|e| e.is_finite()).count(),
         log_z,
@@ -174,21 +208,20 @@ pub fn brute_force_over<E: ClusterEnergy + ?Sized>(
         map_clustering,
         cluster_marginals,
         pairwise,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flat::is_clustering_of;
     use std::collections::HashSet;
 
     #[test]
     fn bell_numbers_and_partitions_agree() {
         let want = [1u128, 1, 2, 5, 15, 52, 203, 877, 4140, 21147, 115975];
         for (n, &b) in want.iter().enumerate() {
-            assert_eq!(bell(n), b);
-            let ps = set_partitions(n);
+            assert_eq!(bell(n), Some(b));
+            let ps = set_partitions(n).unwrap();
             assert_eq!(ps.len() as u128, b, "n = {n}");
             let distinct: HashSet<Vec<Subset>> = ps.iter().cloned().collect();
             assert_eq!(distinct.len(), ps.len());
@@ -197,13 +230,20 @@ mod tests {
                 .iter()
                 .all(|p| p.windows(2).all(|w| w[0].lowest() < w[1].lowest())));
         }
-        assert_eq!(partitions_of(Subset::from_indices([2, 5, 9])).len(), 5);
+        assert_eq!(
+            partitions_of(Subset::from_indices([2, 5, 9]))
+                .unwrap()
+                .len(),
+            5
+        );
+        assert!(bell(40).is_some());
+        assert!(set_partitions(13).is_err());
     }
 
     #[test]
     fn tree_cuts_are_clusterings_into_tree_nodes() {
         let t = Tree::from_newick("(((0,1),2),(3,4));").unwrap();
-        let cuts = tree_cuts(&t);
+        let cuts = tree_cuts(&t).unwrap();
         // c(leaf) = 1, c(v) = 1 + c(l) c(r): (0,1) 2, ((0,1),2) 3, (3,4) 2, root 1 + 6 = 7.
         assert_eq!(cuts.len(), 7);
         let nodes: HashSet<Subset> = t.clusters().into_iter().collect();

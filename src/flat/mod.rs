@@ -48,7 +48,7 @@
 //! let trellis = FlatTrellis::build(&model).unwrap();
 //!
 //! // log Z over the Bell(4) = 15 clusterings, checked against enumerating them.
-//! let brute = enumerate::brute_force(&model);
+//! let brute = enumerate::brute_force(&model).unwrap();
 //! assert!((trellis.log_partition() - brute.log_z).abs() < 1e-12);
 //!
 //! // The MAP clustering is {0,1} {2,3}, with log-energy 2 + 1.5.
@@ -101,14 +101,12 @@ pub trait ClusterEnergy: Sync {
 
     /// `log E(C)` of every subset of `0..N`, indexed by bitmask (entry 0, the empty set, is 0 and
     /// never used). The default calls [`ClusterEnergy::log_energy`] for each subset (in
-    /// parallel); models override it with an O(1)-per-subset recurrence.
-    fn log_energy_table(&self) -> Vec<f64> {
+    /// parallel); models override it with an O(1)-per-subset recurrence. Errors for
+    /// `N >` [`crate::model::MAX_TABLE_LEAVES`] (the table would not fit in memory).
+    fn log_energy_table(&self) -> Result<Vec<f64>, FlatError> {
         let n = self.n_points();
-        assert!(
-            n < usize::BITS as usize,
-            "a table over 2^{n} subsets does not fit in memory"
-        );
-        (0..1u64 << n)
+        crate::model::error::check_table_size(n)?;
+        Ok((0..1u64 << n)
             .into_par_iter()
             .map(|b| {
                 if b == 0 {
@@ -117,7 +115,7 @@ pub trait ClusterEnergy: Sync {
                     self.log_energy(Subset(b))
                 }
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -128,7 +126,7 @@ impl<E: ClusterEnergy + ?Sized> ClusterEnergy for &E {
     fn log_energy(&self, c: Subset) -> f64 {
         (**self).log_energy(c)
     }
-    fn log_energy_table(&self) -> Vec<f64> {
+    fn log_energy_table(&self) -> Result<Vec<f64>, FlatError> {
         (**self).log_energy_table()
     }
 }
@@ -219,6 +217,17 @@ pub enum FlatError {
         /// Number of points of the model.
         n: usize,
     },
+    /// A [`ClusterEnergy::log_energy_table`] of the wrong length.
+    #[error("the model's log_energy_table has {len} entries but N = {n} points need 2^{n}; fix the model's log_energy_table")]
+    BadTable {
+        /// Entries returned.
+        len: usize,
+        /// Number of points.
+        n: usize,
+    },
+    /// The weights or the table could not be built.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
     /// A parameter outside its range.
     #[error("{name} = {value} is invalid: {expected}")]
     BadParameter {
@@ -229,6 +238,19 @@ pub enum FlatError {
         /// What is allowed.
         expected: &'static str,
     },
+}
+
+/// `model`'s log-energy table, checked to have `2^N` entries.
+pub(crate) fn checked_table<E: ClusterEnergy + ?Sized>(model: &E) -> Result<Vec<f64>, FlatError> {
+    let n = model.n_points();
+    let table = model.log_energy_table()?;
+    if table.len() != 1usize << n {
+        return Err(FlatError::BadTable {
+            len: table.len(),
+            n,
+        });
+    }
+    Ok(table)
 }
 
 /// Checks that `c` is a non-empty subset of `0..n`.

@@ -30,6 +30,9 @@ use rayon::prelude::*;
 /// The Euler–Mascheroni constant, the mean of a standard Gumbel variable.
 pub const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
+/// Largest number of draws of a Perturb-and-MAP run (each keeps its MAP clustering).
+pub const MAX_DRAWS: usize = 1_000_000;
+
 /// Settings of a Perturb-and-MAP run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PerturbAndMap {
@@ -66,9 +69,16 @@ impl PerturbAndMap {
     }
 
     /// The perturbed energy of draw `d`: pairwise log-potentials `β a_ij + σ (g_ij - c)` (at
-    /// `β = 1`), the noise drawn row by row over the pairs `i < j`.
-    pub fn perturbed(&self, model: &PairwiseAffinity, d: usize) -> PairwiseAffinity {
+    /// `β = 1`), the noise drawn row by row over the pairs `i < j`. Errors for a noise scale
+    /// that is negative or not finite, and when a perturbed log-potential overflows.
+    pub fn perturbed(
+        &self,
+        model: &PairwiseAffinity,
+        d: usize,
+    ) -> Result<PairwiseAffinity, FlatError> {
+        self.check_noise()?;
         let n = crate::flat::ClusterEnergy::n_points(model);
+        let (beta, a) = (model.beta(), model.affinities());
         let mut rng = StdRng::seed_from_u64(self.draw_seed(d));
         let shift = if self.centered { EULER_GAMMA } else { 0.0 };
         // The upper triangle row by row, then mirrored.
@@ -78,7 +88,7 @@ impl PerturbAndMap {
                 // Open interval (0, 1): the noise is always finite.
                 let u: f64 = rng.sample(rand::distr::Open01);
                 let g = -(-u.ln()).ln();
-                upper.push(model.pair_log_energy(i, j) + self.noise_scale * (g - shift));
+                upper.push(beta * a.at(i, j) + self.noise_scale * (g - shift));
             }
         }
         // Row a (a < b) starts at a (2n - a - 1) / 2 in `upper`.
@@ -94,7 +104,7 @@ impl PerturbAndMap {
                     .collect()
             })
             .collect();
-        PairwiseAffinity::new(WeightMatrix::new(rows).expect("finite symmetric perturbation"))
+        Ok(PairwiseAffinity::new(WeightMatrix::new(rows)?))
     }
 
     /// The MAP clustering of every draw's perturbed energy (clusters sorted by lowest point).
@@ -102,7 +112,7 @@ impl PerturbAndMap {
         self.check()?;
         (0..self.draws)
             .into_par_iter()
-            .map(|d| exact_map_clustering(&self.perturbed(model, d)).map(|(_, c)| c))
+            .map(|d| exact_map_clustering(&self.perturbed(model, d)?).map(|(_, c)| c))
             .collect()
     }
 
@@ -130,13 +140,17 @@ impl PerturbAndMap {
     }
 
     fn check(&self) -> Result<(), FlatError> {
-        if self.draws == 0 {
+        if self.draws == 0 || self.draws > MAX_DRAWS {
             return Err(FlatError::BadParameter {
                 name: "draws",
-                value: 0.0,
-                expected: "Perturb-and-MAP needs at least one draw",
+                value: self.draws as f64,
+                expected: "Perturb-and-MAP needs between 1 and 1,000,000 draws",
             });
         }
+        self.check_noise()
+    }
+
+    fn check_noise(&self) -> Result<(), FlatError> {
         if !(self.noise_scale.is_finite() && self.noise_scale >= 0.0) {
             return Err(FlatError::BadParameter {
                 name: "noise_scale",
@@ -184,18 +198,18 @@ mod tests {
     fn draws_are_seeded_and_noise_is_gumbel() {
         let m = model();
         let pm = PerturbAndMap::new(4, 99);
-        let a = pm.perturbed(&m, 2);
-        assert_eq!(a, pm.perturbed(&m, 2));
-        assert_ne!(a, pm.perturbed(&m, 3));
+        let a = pm.perturbed(&m, 2).unwrap();
+        assert_eq!(a, pm.perturbed(&m, 2).unwrap());
+        assert_ne!(a, pm.perturbed(&m, 3).unwrap());
         // Mean of the noise over 10 x 2016 pairs ~ 0.577 (standard error 0.009).
         let big = PairwiseAffinity::new(WeightMatrix::new(vec![vec![0.0; 64]; 64]).unwrap());
         let (mut sum, mut count) = (0.0, 0);
         for d in 0..10 {
-            let p = pm.perturbed(&big, d);
+            let p = pm.perturbed(&big, d).unwrap();
             let n = p.n_points();
             for i in 0..n {
                 for j in i + 1..n {
-                    sum += p.pair_log_energy(i, j);
+                    sum += p.pair_log_energy(i, j).unwrap();
                     count += 1;
                 }
             }

@@ -171,6 +171,13 @@ impl SparseFlatTrellis {
         if n == 0 {
             return Err(FlatError::Empty);
         }
+        if n > Subset::MAX_LEAVES {
+            return Err(FlatError::BadParameter {
+                name: "number of points",
+                value: n as f64,
+                expected: "clusters are 64-bit masks: at most 64 points",
+            });
+        }
         for &c in vertices {
             check_cluster(n, c)?;
         }
@@ -470,6 +477,13 @@ impl TreeFlatTrellis {
         let n = model.n_points();
         if n == 0 {
             return Err(FlatError::Empty);
+        }
+        if n > Subset::MAX_LEAVES {
+            return Err(FlatError::BadParameter {
+                name: "number of points",
+                value: n as f64,
+                expected: "clusters are 64-bit masks: at most 64 points",
+            });
         }
         if tree.leaves() != Subset::full(n) || tree.n_leaves() != n {
             return Err(FlatError::TreeLeaves {

@@ -101,12 +101,7 @@ impl FlatTrellis {
     ) -> Result<FlatTrellis, FlatError> {
         let n = model.n_points();
         check_size(n, max_points)?;
-        let log_energy = model.log_energy_table();
-        assert_eq!(
-            log_energy.len(),
-            1usize << n,
-            "log_energy_table must have 2^N entries"
-        );
+        let log_energy = super::checked_table(model)?;
         check_table(&log_energy)?;
         let mut cells = vec![NONE; 1usize << n];
         cells[0] = Cell {
@@ -141,12 +136,18 @@ impl FlatTrellis {
         self.n
     }
 
-    /// `log E(C)` as the trellis stored it (`c` indexed by bitmask; 0 for the empty set).
-    ///
-    /// # Panics
-    /// If `c` is not a subset of `0..N`.
-    pub fn log_energy(&self, c: Subset) -> f64 {
-        self.log_energy[c.index()]
+    /// `log E(C)` as the trellis stored it (`c` indexed by bitmask; 0 for the empty set);
+    /// errors unless `c` is a subset of `0..N`.
+    pub fn log_energy(&self, c: Subset) -> Result<f64, FlatError> {
+        Ok(self.log_energy[self.index_of(c)?])
+    }
+
+    /// The table index of `s`, checked to be a subset of `0..N` (the empty set included).
+    fn index_of(&self, s: Subset) -> Result<usize, FlatError> {
+        if !s.is_empty() {
+            check_cluster(self.n, s)?;
+        }
+        Ok(s.index())
     }
 
     /// `log Z`: the log of the sum over all Bell(N) clusterings of their energies (`-inf` when
@@ -155,12 +156,10 @@ impl FlatTrellis {
         self.root().log_z
     }
 
-    /// `log Z(S)` over the clusterings of the points of `s` only (`0` for the empty set).
-    ///
-    /// # Panics
-    /// If `s` is not a subset of `0..N`.
-    pub fn log_partition_of(&self, s: Subset) -> f64 {
-        self.cells[s.index()].log_z
+    /// `log Z(S)` over the clusterings of the points of `s` only (`0` for the empty set);
+    /// errors unless `s` is a subset of `0..N`.
+    pub fn log_partition_of(&self, s: Subset) -> Result<f64, FlatError> {
+        Ok(self.cells[self.index_of(s)?].log_z)
     }
 
     /// The largest log-energy of any clustering (`-inf` if none is allowed).
@@ -168,26 +167,27 @@ impl FlatTrellis {
         self.root().map
     }
 
-    /// The largest log-energy of any clustering of the points of `s`.
-    ///
-    /// # Panics
-    /// If `s` is not a subset of `0..N`.
-    pub fn map_log_energy_of(&self, s: Subset) -> f64 {
-        self.cells[s.index()].map
+    /// The largest log-energy of any clustering of the points of `s`; errors unless `s` is a
+    /// subset of `0..N`.
+    pub fn map_log_energy_of(&self, s: Subset) -> Result<f64, FlatError> {
+        Ok(self.cells[self.index_of(s)?].map)
     }
 
     /// A clustering with the MAP log-energy (Algorithm 2), its clusters in increasing order of
     /// their lowest point. Among ties, the first in the trellis's order wins (the cluster of the
     /// lowest point is the smallest numerically). Empty when no clustering is allowed.
     pub fn map_clustering(&self) -> Vec<Subset> {
-        self.map_clustering_of(Subset::full(self.n))
+        self.map_clustering_trusted(Subset::full(self.n))
     }
 
-    /// A MAP clustering of the points of `s` (empty when none is allowed, or `s` is empty).
-    ///
-    /// # Panics
-    /// If `s` is not a subset of `0..N`.
-    pub fn map_clustering_of(&self, s: Subset) -> Vec<Subset> {
+    /// A MAP clustering of the points of `s` (empty when none is allowed, or `s` is empty);
+    /// errors unless `s` is a subset of `0..N`.
+    pub fn map_clustering_of(&self, s: Subset) -> Result<Vec<Subset>, FlatError> {
+        self.index_of(s)?;
+        Ok(self.map_clustering_trusted(s))
+    }
+
+    fn map_clustering_trusted(&self, s: Subset) -> Vec<Subset> {
         follow_back_pointers(s.bits(), &self.map_cluster, |t| self.cells[t as usize].map)
     }
 
@@ -424,12 +424,7 @@ pub fn exact_map_clustering<E: ClusterEnergy + ?Sized>(
 ) -> Result<(f64, Vec<Subset>), FlatError> {
     let n = model.n_points();
     check_size(n, DEFAULT_MAX_POINTS)?;
-    let le = model.log_energy_table();
-    assert_eq!(
-        le.len(),
-        1usize << n,
-        "log_energy_table must have 2^N entries"
-    );
+    let le = super::checked_table(model)?;
     check_table(&le)?;
     let mut map = vec![f64::NEG_INFINITY; 1usize << n];
     let mut back = vec![0u32; 1usize << n];
@@ -490,7 +485,7 @@ mod tests {
         for n in 1..=7 {
             let m = Toy { n };
             let t = FlatTrellis::build(&m).unwrap();
-            let b = brute_force(&m);
+            let b = brute_force(&m).unwrap();
             assert!((t.log_partition() - b.log_z).abs() < 1e-10, "n = {n}");
             assert!((t.map_log_energy() - b.map_log_energy).abs() < 1e-12);
             let map = t.map_clustering();
@@ -532,10 +527,11 @@ mod tests {
         assert!(t.pairwise_marginals().iter().flatten().all(|x| x.is_nan()));
         // Sub-problems without point 2 are fine.
         let s = Subset::from_indices([0, 1, 3]);
-        assert_eq!(t.map_log_energy_of(s), 3.0);
-        assert_eq!(t.map_clustering_of(s).len(), 3);
-        assert_eq!(t.map_clustering_of(Subset::EMPTY), vec![]);
-        assert_eq!(t.log_partition_of(Subset::EMPTY), 0.0);
+        assert_eq!(t.map_log_energy_of(s), Ok(3.0));
+        assert_eq!(t.map_clustering_of(s).unwrap().len(), 3);
+        assert_eq!(t.map_clustering_of(Subset::EMPTY), Ok(vec![]));
+        assert_eq!(t.log_partition_of(Subset::EMPTY), Ok(0.0));
+        assert!(t.log_partition_of(Subset::singleton(9)).is_err());
         assert_eq!(exact_map_clustering(&Nothing).unwrap().1, vec![]);
     }
 

@@ -9,6 +9,7 @@
 //!
 //! Per-cluster statistics hold the positive and the negative internal sums, so a split is O(1).
 
+use super::error::{check_beta, ModelError};
 use super::weights::WeightMatrix;
 use super::SplitModel;
 use crate::subset::Subset;
@@ -30,10 +31,11 @@ pub struct CorrelationStat {
 }
 
 impl CorrelationModel {
-    /// The model for signed `weights` at inverse temperature `beta`.
-    pub fn new(weights: WeightMatrix, beta: f64) -> CorrelationModel {
-        assert!(beta > 0.0 && beta.is_finite(), "beta must be positive");
-        CorrelationModel { weights, beta }
+    /// The model for signed `weights` at inverse temperature `beta` (a positive finite number;
+    /// anything else is [`ModelError::BadBeta`]).
+    pub fn new(weights: WeightMatrix, beta: f64) -> Result<CorrelationModel, ModelError> {
+        let beta = check_beta(beta)?;
+        Ok(CorrelationModel { weights, beta })
     }
 
     /// `E(A, B)` of one merge.
@@ -65,13 +67,13 @@ impl SplitModel for CorrelationModel {
         }
     }
 
-    fn stat_table(&self) -> Vec<CorrelationStat> {
-        let p = self.weights.pair_sums(|x| x.max(0.0));
-        let q = self.weights.pair_sums(|x| x.min(0.0));
-        p.into_iter()
+    fn stat_table(&self) -> Result<Vec<CorrelationStat>, ModelError> {
+        let p = self.weights.pair_sums(|x| x.max(0.0))?;
+        let q = self.weights.pair_sums(|x| x.min(0.0))?;
+        Ok(p.into_iter()
             .zip(q)
             .map(|(positive, negative)| CorrelationStat { positive, negative })
-            .collect()
+            .collect())
     }
 
     #[inline]

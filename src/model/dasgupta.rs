@@ -8,6 +8,7 @@
 //! Per-cluster statistics hold the internal weight `W(S)`, so `w(A, B) = W(A ∪ B) - W(A) - W(B)`
 //! costs O(1) per split.
 
+use super::error::{check_beta, ModelError};
 use super::weights::WeightMatrix;
 use super::SplitModel;
 use crate::subset::Subset;
@@ -22,9 +23,10 @@ pub struct DasguptaModel {
 impl DasguptaModel {
     /// The model for similarity `weights` at inverse temperature `beta` (Dasgupta's weights are
     /// non-negative; negative ones are allowed, e.g. for the negated weights of Section 4.4).
-    pub fn new(weights: WeightMatrix, beta: f64) -> DasguptaModel {
-        assert!(beta > 0.0 && beta.is_finite(), "beta must be positive");
-        DasguptaModel { weights, beta }
+    /// `beta` must be a positive finite number ([`ModelError::BadBeta`] otherwise).
+    pub fn new(weights: WeightMatrix, beta: f64) -> Result<DasguptaModel, ModelError> {
+        let beta = check_beta(beta)?;
+        Ok(DasguptaModel { weights, beta })
     }
 
     /// The cost of one merge, `(|A| + |B|) · w(A, B)`.
@@ -61,7 +63,7 @@ impl SplitModel for DasguptaModel {
         self.weights.pair_sum(s, |x| x)
     }
 
-    fn stat_table(&self) -> Vec<f64> {
+    fn stat_table(&self) -> Result<Vec<f64>, ModelError> {
         self.weights.pair_sums(|x| x)
     }
 

@@ -13,6 +13,7 @@
 //! each); the form above is what produced the paper's numbers and the reference values in
 //! `../shared/data/ginkgo_jets/`.
 
+use super::error::{check_table_size, ModelError};
 use super::{log1mexp, Siblings, SplitModel};
 use crate::subset::Subset;
 
@@ -66,23 +67,37 @@ pub struct GinkgoStat {
 impl GinkgoModel {
     /// A model for one jet: leaf four-vectors, the cut `t_cut` on squared mass, and the rate
     /// `lambda` (the same for every split; see [`GinkgoModel::with_root_rate`]).
-    pub fn new(leaves: Vec<FourVector>, t_cut: f64, lambda: f64) -> GinkgoModel {
-        assert!(
-            leaves.len() <= Subset::MAX_LEAVES,
-            "a jet may have at most 64 leaves"
-        );
-        GinkgoModel {
+    ///
+    /// Errors for more than 64 leaves, a leaf with a NaN or infinite component, and a `t_cut` or
+    /// `lambda` that is not a positive finite number.
+    pub fn new(
+        leaves: Vec<FourVector>,
+        t_cut: f64,
+        lambda: f64,
+    ) -> Result<GinkgoModel, ModelError> {
+        if leaves.len() > Subset::MAX_LEAVES {
+            return Err(ModelError::TooManyLeaves { n: leaves.len() });
+        }
+        for (i, p) in leaves.iter().enumerate() {
+            if let Some(&value) = p.iter().find(|x| !x.is_finite()) {
+                return Err(ModelError::NonFiniteLeaf { i, value });
+            }
+        }
+        let t_cut = positive("t_cut", t_cut, 16.0)?;
+        let lambda = positive("lambda", lambda, 1.5)?;
+        Ok(GinkgoModel {
             leaves,
             t_cut,
             rates: [Rate::new(lambda), Rate::new(lambda)],
-        }
+        })
     }
 
     /// Uses rate `lambda_root` for the split of the whole jet (the reference used one rate for all
-    /// splits; QCD jets have `lambda_root = lambda` anyway).
-    pub fn with_root_rate(mut self, lambda_root: f64) -> GinkgoModel {
-        self.rates[1] = Rate::new(lambda_root);
-        self
+    /// splits; QCD jets have `lambda_root = lambda` anyway). Errors unless `lambda_root` is a
+    /// positive finite number.
+    pub fn with_root_rate(mut self, lambda_root: f64) -> Result<GinkgoModel, ModelError> {
+        self.rates[1] = Rate::new(positive("lambda_root", lambda_root, 1.5)?);
+        Ok(self)
     }
 
     /// The leaf four-vectors.
@@ -95,11 +110,11 @@ impl GinkgoModel {
         self.t_cut
     }
 
-    /// The summed four-vector of cluster `s`.
+    /// The summed four-vector of cluster `s` (leaves of `s` outside the jet are left out).
     pub fn four_vector(&self, s: Subset) -> FourVector {
         let mut p = [0.0; 4];
-        for i in s.iter() {
-            for (x, y) in p.iter_mut().zip(&self.leaves[i]) {
+        for leaf in s.iter().map_while(|i| self.leaves.get(i)) {
+            for (x, y) in p.iter_mut().zip(leaf) {
                 *x += y;
             }
         }
@@ -200,6 +215,19 @@ impl GinkgoModel {
 
 const LOG_4PI: f64 = 2.531_024_246_969_290_7; // ln(4π)
 
+/// `Ok(v)` when `v` is a positive finite number, else [`ModelError::BadParameter`].
+fn positive(name: &'static str, value: f64, typical: f64) -> Result<f64, ModelError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(ModelError::BadParameter {
+            name,
+            value,
+            typical,
+        })
+    }
+}
+
 impl SplitModel for GinkgoModel {
     type Stat = GinkgoStat;
 
@@ -211,8 +239,9 @@ impl SplitModel for GinkgoModel {
         self.stat_from(&self.four_vector(s), s.is_singleton())
     }
 
-    fn stat_table(&self) -> Vec<GinkgoStat> {
+    fn stat_table(&self) -> Result<Vec<GinkgoStat>, ModelError> {
         let n = self.leaves.len();
+        check_table_size(n)?;
         let mut p = vec![[0.0; 4]; 1usize << n];
         let mut table = vec![GinkgoStat::default(); 1usize << n];
         // Adding the highest leaf last sums in increasing leaf order, exactly as `stat` does, so
@@ -227,7 +256,7 @@ impl SplitModel for GinkgoModel {
             p[b as usize] = q;
             table[b as usize] = self.stat_from(&q, rest == 0);
         }
-        table
+        Ok(table)
     }
 
     #[inline]
@@ -297,8 +326,8 @@ mod tests {
             [7.0, 0.0, 0.0, 6.0],
             [30.0, 5.0, 5.0, 5.0],
         ];
-        let m = GinkgoModel::new(leaves, 16.0, 1.5);
-        let table = m.stat_table();
+        let m = GinkgoModel::new(leaves, 16.0, 1.5).unwrap();
+        let table = m.stat_table().unwrap();
         for b in 1..16u64 {
             let d = m.stat(Subset(b));
             assert_eq!(table[b as usize].t.to_bits(), d.t.to_bits());
@@ -345,8 +374,8 @@ mod tests {
         )
         .unwrap();
         for jet in &ds.jets {
-            let m = jet.model();
-            let stats = m.stat_table();
+            let m = jet.model().unwrap();
+            let stats = m.stat_table().unwrap();
             let full = Subset::full(m.n_leaves());
             let mut a = Vec::new();
             let mut b = Vec::new();
@@ -400,7 +429,8 @@ mod tests {
             vec![[10.0, 0.0, 0.0, 9.9], [10.0, 0.0, 0.0, 9.9]],
             16.0,
             1.5,
-        );
+        )
+        .unwrap();
         assert_eq!(
             m.log_psi(Subset::singleton(0), Subset::singleton(1)),
             f64::NEG_INFINITY

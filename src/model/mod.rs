@@ -11,11 +11,13 @@
 
 pub mod correlation;
 pub mod dasgupta;
+pub mod error;
 pub mod ginkgo;
 pub mod weights;
 
 pub use correlation::CorrelationModel;
 pub use dasgupta::DasguptaModel;
+pub use error::{ModelError, MAX_TABLE_LEAVES};
 pub use ginkgo::GinkgoModel;
 pub use weights::WeightMatrix;
 
@@ -29,15 +31,17 @@ pub trait SplitModel: Sync {
     /// Number of leaves `N`; clusters are subsets of `0..N`.
     fn n_leaves(&self) -> usize;
 
-    /// The statistics of cluster `s` (computed directly, O(|s|)).
+    /// The statistics of cluster `s` (computed directly, O(|s|)). Leaves of `s` outside `0..N`
+    /// must not panic (the models here leave them out).
     fn stat(&self, s: Subset) -> Self::Stat;
 
     /// The statistics of every subset of `0..N`, indexed by bitmask. The default calls
-    /// [`SplitModel::stat`] for each subset; models override it with an O(1)-per-subset recurrence.
-    fn stat_table(&self) -> Vec<Self::Stat> {
-        (0..1u64 << self.n_leaves())
-            .map(|b| self.stat(Subset(b)))
-            .collect()
+    /// [`SplitModel::stat`] for each subset; models override it with an O(1)-per-subset
+    /// recurrence. Errors ([`ModelError::TableTooLarge`]) for `N >` [`MAX_TABLE_LEAVES`].
+    fn stat_table(&self) -> Result<Vec<Self::Stat>, ModelError> {
+        let n = self.n_leaves();
+        error::check_table_size(n)?;
+        Ok((0..1u64 << n).map(|b| self.stat(Subset(b))).collect())
     }
 
     /// `log psi(A, B)` given the statistics of `A`, `B` and `parent = A ∪ B`.

@@ -11,15 +11,22 @@
 //! beam slots. Comparing cluster sets is exact; on the 10 reference jets of `truth_9.json` it
 //! finds the same tree as the reference on 9 and a better one on the tenth.
 
-use super::Found;
+use super::{check_leaves, Found, SearchError};
 use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
 
 /// The paper's beam size for `n` leaves: `min(3n, n(n-1)/2)` (at least 1).
 pub fn default_beam_size(n: usize) -> usize {
-    (3 * n).min(n * n.saturating_sub(1) / 2).max(1)
+    3usize
+        .saturating_mul(n)
+        .min(n.saturating_mul(n.saturating_sub(1)) / 2)
+        .max(1)
 }
+
+/// Largest beam size the searches accept: a beam holds that many partial trees, each with up
+/// to `N(N-1)/2` candidate merges.
+pub const MAX_BEAM_SIZE: usize = 100_000;
 
 #[derive(Clone)]
 struct State {
@@ -42,24 +49,36 @@ pub enum Dedup {
 
 /// Runs beam search with the given beam size (duplicates by cluster set) and returns the best
 /// complete tree.
-pub fn beam_search<M: SplitModel>(model: &M, beam_size: usize) -> Found {
+///
+/// Errors for a model with no leaves or more than 64, and a beam size of 0 or above
+/// [`MAX_BEAM_SIZE`] (likewise [`beam_search_with`] and [`beam_search_all`]).
+pub fn beam_search<M: SplitModel>(model: &M, beam_size: usize) -> Result<Found, SearchError> {
     beam_search_with(model, beam_size, Dedup::Clusters)
 }
 
 /// Runs beam search with the given beam size and duplicate rule.
-pub fn beam_search_with<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup) -> Found {
-    beam_search_all(model, beam_size, dedup)
+pub fn beam_search_with<M: SplitModel>(
+    model: &M,
+    beam_size: usize,
+    dedup: Dedup,
+) -> Result<Found, SearchError> {
+    Ok(beam_search_all(model, beam_size, dedup)?
         .into_iter()
         .next()
-        .expect("the final beam is never empty")
+        .expect("the final beam is never empty"))
 }
 
 /// Runs beam search and returns every tree of the final beam, best first (up to `beam_size`
 /// distinct trees; the seeds of a beam-search sparse trellis).
-pub fn beam_search_all<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup) -> Vec<Found> {
-    let n = model.n_leaves();
-    assert!(n > 0, "beam search needs at least one leaf");
-    assert!(beam_size > 0, "beam size must be positive");
+pub fn beam_search_all<M: SplitModel>(
+    model: &M,
+    beam_size: usize,
+    dedup: Dedup,
+) -> Result<Vec<Found>, SearchError> {
+    let n = check_leaves(model.n_leaves())?;
+    if beam_size == 0 || beam_size > MAX_BEAM_SIZE {
+        return Err(SearchError::BeamSize { beam_size });
+    }
     let mut cache: std::collections::HashMap<Subset, M::Stat> = std::collections::HashMap::new();
     let mut stat =
         |s: Subset| -> M::Stat { cache.entry(s).or_insert_with(|| model.stat(s)).clone() };
@@ -90,7 +109,7 @@ pub fn beam_search_all<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup)
             }
         }
         cands.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let mut next: Vec<State> = Vec::with_capacity(beam_size);
+        let mut next: Vec<State> = Vec::with_capacity(beam_size.min(cands.len()));
         let mut seen: std::collections::HashSet<Vec<Subset>> = std::collections::HashSet::new();
         let mut last_total: Option<f64> = None;
         for &(total, si, i, j) in &cands {
@@ -131,14 +150,15 @@ pub fn beam_search_all<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup)
         }
         beam = next;
     }
-    beam.into_iter()
+    Ok(beam
+        .into_iter()
         .map(|st| {
             let mut children: std::collections::HashMap<Subset, (Subset, Subset)> = st
                 .merges
                 .iter()
                 .map(|&(a, b)| (a.union(b), (a, b)))
                 .collect();
-            let tree = Tree::from_splits(Subset::full(n), |s| {
+            let tree = Tree::from_splits_trusted(Subset::full(n), |s| {
                 children.remove(&s).expect("merge recorded")
             });
             Found {
@@ -146,5 +166,5 @@ pub fn beam_search_all<M: SplitModel>(model: &M, beam_size: usize, dedup: Dedup)
                 log_likelihood: st.total,
             }
         })
-        .collect()
+        .collect())
 }

@@ -1,7 +1,7 @@
 //! Greedy agglomerative clustering on a [`SplitModel`]: start from single leaves and repeatedly
 //! merge the pair of current clusters with the largest `log psi` (purely local, no look-ahead).
 
-use super::Found;
+use super::{check_leaves, Found, SearchError};
 use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
@@ -9,9 +9,9 @@ use crate::tree::Tree;
 /// Runs greedy agglomeration over all leaves of `model`. Ties go to the pair that comes first
 /// (clusters in order of creation, leaves first). `O(N^2)` potentials are evaluated per step
 /// only for pairs that involve the newest cluster; `O(N^3)` comparisons overall.
-pub fn greedy<M: SplitModel>(model: &M) -> Found {
-    let n = model.n_leaves();
-    assert!(n > 0, "greedy needs at least one leaf");
+/// Errors for a model with no leaves or more than 64.
+pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
+    let n = check_leaves(model.n_leaves())?;
     // Active clusters with their subtree and statistics.
     let mut clusters: Vec<(Subset, Tree, M::Stat)> = (0..n)
         .map(|i| {
@@ -60,7 +60,7 @@ pub fn greedy<M: SplitModel>(model: &M) -> Found {
             row.remove(bi);
         }
         let u = ci.0.union(cj.0);
-        let merged = (u, Tree::join(ci.1, cj.1), model.stat(u));
+        let merged = (u, Tree::join_disjoint(ci.1, cj.1), model.stat(u));
         let new_col: Vec<f64> = clusters.iter().map(|c| pair(c, &merged)).collect();
         for (row, v) in score.iter_mut().zip(new_col) {
             row.push(v);
@@ -68,9 +68,9 @@ pub fn greedy<M: SplitModel>(model: &M) -> Found {
         clusters.push(merged);
         score.push(vec![0.0; clusters.len()]);
     }
-    let (_, tree, _) = clusters.pop().unwrap();
-    Found {
+    let (_, tree, _) = clusters.pop().expect("n >= 1 clusters merge into one");
+    Ok(Found {
         tree,
         log_likelihood: total,
-    }
+    })
 }

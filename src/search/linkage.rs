@@ -2,21 +2,22 @@
 //! largest mean pairwise similarity. The classic greedy that Dasgupta-cost adversarial graphs
 //! target (Charikar, Chatziafratis and Niazadeh 2019).
 
+use super::{check_leaves, SearchError};
 use crate::model::WeightMatrix;
 use crate::subset::Subset;
 use crate::tree::Tree;
 
 /// The average-linkage tree of `similarities` (higher = more alike). Ties go to the pair that
 /// comes first (clusters in order of creation, points first). `O(N^3)`.
-pub fn average_linkage(similarities: &WeightMatrix) -> Tree {
-    let n = similarities.len();
-    assert!(n > 0, "average linkage needs at least one point");
+/// Errors for an empty matrix.
+pub fn average_linkage(similarities: &WeightMatrix) -> Result<Tree, SearchError> {
+    let n = check_leaves(similarities.len())?;
     let mut clusters: Vec<(Subset, Tree)> = (0..n)
         .map(|i| (Subset::singleton(i), Tree::leaf(i)))
         .collect();
     // Total similarity between current clusters i and j (the mean divides by the sizes).
     let mut total: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| similarities.get(i, j)).collect())
+        .map(|i| (0..n).map(|j| similarities.at(i, j)).collect())
         .collect();
     while clusters.len() > 1 {
         let k = clusters.len();
@@ -41,9 +42,9 @@ pub fn average_linkage(similarities: &WeightMatrix) -> Tree {
             r.remove(bj);
         }
         let (si, ti) = std::mem::replace(&mut clusters[bi], (Subset::EMPTY, Tree::leaf(0)));
-        clusters[bi] = (si.union(sj), Tree::join(ti, tj));
+        clusters[bi] = (si.union(sj), Tree::join_disjoint(ti, tj));
     }
-    clusters.pop().unwrap().1
+    Ok(clusters.pop().expect("n >= 1 clusters merge into one").1)
 }
 
 #[cfg(test)]
@@ -59,7 +60,7 @@ mod tests {
             vec![0.1, 0.1, 0.0, 0.7],
             vec![0.2, 0.1, 0.7, 0.0],
         ];
-        let t = average_linkage(&WeightMatrix::new(rows).unwrap());
+        let t = average_linkage(&WeightMatrix::new(rows).unwrap()).unwrap();
         assert_eq!(t.to_newick(), "((0,1),(2,3));");
     }
 
@@ -73,7 +74,7 @@ mod tests {
             vec![0.8, 0.0, 0.0, 0.5],
             vec![0.0, 0.0, 0.5, 0.0],
         ];
-        let t = average_linkage(&WeightMatrix::new(rows).unwrap());
+        let t = average_linkage(&WeightMatrix::new(rows).unwrap()).unwrap();
         assert_eq!(t.to_newick(), "((0,1),(2,3));");
     }
 }

@@ -468,9 +468,8 @@ mod tests {
         let heights: Vec<f64> = layout.pos.iter().flatten().map(|p| p.1).collect();
         assert_eq!(heights.iter().fold(0.0, |a: f64, &b| a.max(b)), 5.0);
         assert_eq!(heights.iter().filter(|&&h| h == 0.0).count(), 5);
-        // A cyclic arena is walked without looping.
-        let cyclic = Tree::from_arena(vec![Node::Internal(0, 1), Node::Leaf(0)], 0);
-        assert!(TreeLayout::new(&cyclic).joins.is_empty());
+        // A cyclic arena is refused before it reaches a layout.
+        assert!(Tree::from_arena(vec![Node::Internal(0, 1), Node::Leaf(0)], 0).is_err());
     }
 
     #[test]
@@ -501,7 +500,7 @@ mod tests {
                 [i] => Tree::leaf(*i),
                 _ => {
                     let (a, b) = leaves.split_at(leaves.len() / 3 + 1);
-                    Tree::join(balanced(a), balanced(b))
+                    Tree::join(balanced(a), balanced(b)).unwrap()
                 }
             }
         }

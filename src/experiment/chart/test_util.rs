@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tree::{Node, Tree};
+use crate::tree::Tree;
 
 use super::DendrogramPanel;
 
@@ -65,7 +65,8 @@ pub(super) fn degenerate_panels() -> (DendrogramPanel, DendrogramPanel) {
     };
     let cyclic = DendrogramPanel {
         title: String::new(),
-        tree: Tree::from_arena(vec![Node::Internal(0, 0)], 0),
+        // Cyclic arenas are refused by `Tree::from_arena`; a leaf without a category instead.
+        tree: Tree::leaf(0),
         leaf_labels: vec!["x".into()],
         leaf_category: Vec::new(),
     };

@@ -56,7 +56,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         title: format!(
             "Dendrogram purity of the MAP trees, clusters of sizes {:?} (all {} trees scored)",
             sizes,
-            n_binary_trees(sizes.iter().sum())
+            n_binary_trees(sizes.iter().sum()).unwrap_or(u128::MAX)
         ),
         rows,
         series_names: vec![

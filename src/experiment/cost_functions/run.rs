@@ -71,7 +71,7 @@ impl RandomSummary {
 /// Runs the cost-function study.
 pub fn run(cfg: &CostFunctionsConfig, ctx: &mut RunContext) -> Result<()> {
     let sec = &cfg.cost_functions;
-    let labels = planted_labels(&sec.cluster_sizes);
+    let labels = planted_labels(&sec.cluster_sizes).context("cost_functions.cluster_sizes")?;
     let n = labels.len();
     let mut schemes: Vec<(WeightScheme, usize)> = vec![
         (WeightScheme::WithinOne, 0),
@@ -83,11 +83,11 @@ pub fn run(cfg: &CostFunctionsConfig, ctx: &mut RunContext) -> Result<()> {
     }
     schemes.push((WeightScheme::NegatedWithinOne, 0));
     schemes.push((WeightScheme::NegatedPlusMinusOne, 0));
-    let (trees, dps) = all_trees_with_purity(&labels);
+    let (trees, dps) = all_trees_with_purity(&labels)?;
     let pb = crate::experiment::progress_bar((schemes.len() * 2) as u64, "cases");
     let mut cases = Vec::new();
     for &(scheme, instance) in &schemes {
-        let w = scheme.weights(&labels);
+        let w = scheme.weights(&labels)?;
         for energy in Energy::ALL {
             let study = study(&w, &labels, energy, &trees, &dps)?;
             ensure!(
@@ -327,7 +327,7 @@ pub fn claims(rows: &[CaseRow], cluster_sizes: &[usize]) -> Result<Vec<Claim>> {
         per_tree && s.all_trees_dp_max >= 1.0 - TIE && s.n_dp_one_trees as u128 == want_one,
         format!(
             "checked tree by tree over all {} trees: {}; max DP = {:.6}; {} trees have DP = 1, (2K-3)!! * prod (2k-3)!! = {want_one}",
-            n_binary_trees(n),
+            n_binary_trees(n).unwrap_or(u128::MAX),
             if per_tree { "DP = 1 iff every class is a node" } else { "some tree breaks the equivalence" },
             s.all_trees_dp_max,
             s.n_dp_one_trees

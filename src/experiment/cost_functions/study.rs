@@ -70,20 +70,20 @@ pub struct Study {
 
 /// Every tree over `labels.len()` points with its dendrogram purity (which depends on the
 /// labels only, not on the weights).
-pub fn all_trees_with_purity(labels: &[usize]) -> (Vec<Tree>, Vec<f64>) {
+pub fn all_trees_with_purity(labels: &[usize]) -> Result<(Vec<Tree>, Vec<f64>)> {
     let opt: Vec<Option<usize>> = labels.iter().map(|&l| Some(l)).collect();
-    let trees = Tree::enumerate_all(Subset::full(labels.len()));
+    let trees = Tree::enumerate_all(Subset::full(labels.len()))?;
     let dps = trees
         .par_iter()
         .map(|t| dendrogram_purity(t, &opt).unwrap_or(f64::NAN))
         .collect();
-    (trees, dps)
+    Ok((trees, dps))
 }
 
 /// The energy (`-log phi / beta`) of every tree, from the model's per-subset statistics.
-fn energies<M: SplitModel>(model: &M, trees: &[Tree]) -> Vec<f64> {
-    let stats = model.stat_table();
-    trees
+fn energies<M: SplitModel>(model: &M, trees: &[Tree]) -> Result<Vec<f64>> {
+    let stats = model.stat_table()?;
+    Ok(trees
         .par_iter()
         .map(|t| {
             -t.splits()
@@ -99,7 +99,7 @@ fn energies<M: SplitModel>(model: &M, trees: &[Tree]) -> Vec<f64> {
                 })
                 .sum::<f64>()
         })
-        .collect()
+        .collect())
 }
 
 /// Every tree's energy under `model`, and the exact trellis's MAP tree, its energy
@@ -112,7 +112,7 @@ fn scored<M: SplitModel>(
     let t = FullTrellis::build(model)?;
     let map = t.map_tree();
     let e = energy_of(model, &map);
-    Ok((energies(model, trees), map, e, t.n_map_trees(model, TIE)))
+    Ok((energies(model, trees)?, map, e, t.n_map_trees(model, TIE)?))
 }
 
 /// Scores every tree (`trees`, with purities `dps`, from [`all_trees_with_purity`]) under
@@ -127,12 +127,12 @@ pub fn study(
     let opt_labels: Vec<Option<usize>> = labels.iter().map(|&l| Some(l)).collect();
     let (es, trellis_tree, trellis_energy, trellis_n_map_trees) = match energy {
         Energy::Dasgupta => scored(
-            &DasguptaModel::new(weights.clone(), 1.0),
+            &DasguptaModel::new(weights.clone(), 1.0)?,
             trees,
             DasguptaModel::tree_cost,
         )?,
         Energy::Hcc => scored(
-            &CorrelationModel::new(weights.clone(), 1.0),
+            &CorrelationModel::new(weights.clone(), 1.0)?,
             trees,
             CorrelationModel::tree_energy,
         )?,
@@ -227,7 +227,7 @@ pub fn dp_one_iff_classes_are_subtrees(trees: &[Tree], dps: &[f64], labels: &[us
 pub fn n_class_respecting_trees(cluster_sizes: &[usize]) -> u128 {
     cluster_sizes
         .iter()
-        .map(|&k| n_binary_trees(k))
-        .product::<u128>()
-        * n_binary_trees(cluster_sizes.len())
+        .map(|&k| n_binary_trees(k).unwrap_or(u128::MAX))
+        .fold(1u128, u128::saturating_mul)
+        .saturating_mul(n_binary_trees(cluster_sizes.len()).unwrap_or(u128::MAX))
 }

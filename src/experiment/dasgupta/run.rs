@@ -7,7 +7,7 @@ use crate::experiment::kind::RunContext;
 use crate::experiment::methods::{Found, Method, MethodsSection, Problem};
 use crate::experiment::table::Table;
 use crate::model::{DasguptaModel, WeightMatrix};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 
 /// One graph of the study.
 pub struct Instance {
@@ -42,11 +42,11 @@ pub struct Scored {
 }
 
 /// The graphs of `cfg`: the adversarial instances, then the planted-partition graphs.
-pub fn instances(cfg: &DasguptaConfig, seed: u64) -> Vec<Instance> {
+pub fn instances(cfg: &DasguptaConfig, seed: u64) -> Result<Vec<Instance>> {
     let sec = &cfg.dasgupta;
     let mut out = Vec::new();
     for (k, p) in sec.adversarial.iter().enumerate() {
-        let g = adversarial(p);
+        let g = adversarial(p).with_context(|| format!("dasgupta.adversarial[{k}]"))?;
         // Draw the path of pairs as a ladder bent into a circle: the even points along the
         // path, then the odd ones back, so that path edges run around the circle.
         let path = p.path_order();
@@ -65,7 +65,8 @@ pub fn instances(cfg: &DasguptaConfig, seed: u64) -> Vec<Instance> {
     if let Some(p) = &sec.planted {
         for k in 0..p.instances {
             let seed = seed.wrapping_mul(7_919).wrapping_add(k as u64);
-            let g = planted_partition(&p.cluster_sizes, p.p_in, p.p_out, seed);
+            let g = planted_partition(&p.cluster_sizes, p.p_in, p.p_out, seed)
+                .context("dasgupta.planted")?;
             out.push(Instance {
                 family: "planted",
                 index: k,
@@ -82,14 +83,14 @@ pub fn instances(cfg: &DasguptaConfig, seed: u64) -> Vec<Instance> {
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// Scores one graph: the exact MAP tree, average linkage on the weights and the greedy, each
 /// through [`Method`], with their Dasgupta costs.
 pub fn score(inst: &Instance, beta: f64, methods: &MethodsSection) -> Result<Scored> {
-    let model = DasguptaModel::new(inst.weights.clone(), beta);
     let name = format!("{} graph {} ({})", inst.family, inst.index, inst.description);
+    let model = DasguptaModel::new(inst.weights.clone(), beta).with_context(|| name.clone())?;
     let problem = Problem {
         name: &name,
         model: &model,
@@ -120,7 +121,7 @@ pub fn score(inst: &Instance, beta: f64, methods: &MethodsSection) -> Result<Sco
 
 /// Runs the Dasgupta kind.
 pub fn run(cfg: &DasguptaConfig, ctx: &mut RunContext) -> Result<()> {
-    let instances = instances(cfg, ctx.seed());
+    let instances = instances(cfg, ctx.seed())?;
     let pb = crate::experiment::progress_bar(instances.len() as u64, "graphs");
     let mut scored = Vec::new();
     for inst in &instances {
@@ -188,7 +189,7 @@ fn write_graphs_table(instances: &[Instance], ctx: &RunContext) -> Result<()> {
         let n = inst.weights.len();
         for i in 0..n {
             for j in i + 1..n {
-                let w = inst.weights.get(i, j);
+                let w = inst.weights.at(i, j);
                 if w != 0.0 {
                     fam.push(inst.family);
                     idx.push(Some(inst.index as u64));

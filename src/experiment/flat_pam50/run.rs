@@ -84,8 +84,8 @@ pub fn run(cfg: &FlatPam50Config, ctx: &mut RunContext) -> Result<()> {
         .str("name_i", &text(&|i, _| names[i].clone()))
         .str("name_j", &text(&|_, j| names[j].clone()))
         .str("same_subtype", &text(&|i, j| same(i, j).to_string()))
-        .f64("affinity", &col(&|i, j| affinities.get(i, j)))
-        .f64("pair_log_energy", &col(&|i, j| model.pair_log_energy(i, j)))
+        .f64("affinity", &col(&|i, j| affinities.at(i, j)))
+        .f64("pair_log_energy", &col(&|i, j| model.pair_log_energy(i, j).unwrap_or(f64::NAN)))
         .f64("exact_marginal", &col(&|i, j| marginals[i][j]))
         .f64("exact_log_marginal", &col(&|i, j| log_marginals[i][j]))
         .f64("perturb_and_map_marginal", &col(&|i, j| approx[i][j]))
@@ -112,7 +112,7 @@ pub fn run(cfg: &FlatPam50Config, ctx: &mut RunContext) -> Result<()> {
         / rows.len() as f64;
     let xs: Vec<f64> = rows
         .iter()
-        .map(|&(i, j)| model.pair_log_energy(i, j))
+        .map(|&(i, j)| model.pair_log_energy(i, j).unwrap_or(f64::NAN))
         .collect();
     let ys: Vec<f64> = rows.iter().map(|&(i, j)| log_marginals[i][j]).collect();
     let corr = pearson(&xs, &ys);
@@ -128,7 +128,7 @@ pub fn run(cfg: &FlatPam50Config, ctx: &mut RunContext) -> Result<()> {
     let map_probability = (trellis.map_log_energy() - trellis.log_partition()).exp();
     Table::new()
         .u64("n_points", &[Some(n as u64)])
-        .f64("n_clusterings", &[Some(bell(n) as f64)])
+        .f64("n_clusterings", &[bell(n).map(|b| b as f64)])
         .f64("log_z", &[Some(trellis.log_partition())])
         .f64("map_log_energy", &[Some(trellis.map_log_energy())])
         .f64("map_probability", &[Some(map_probability)])
@@ -145,7 +145,7 @@ pub fn run(cfg: &FlatPam50Config, ctx: &mut RunContext) -> Result<()> {
     let mut text = format!(
         "MAP clustering of {n} pam50 samples ({} clusters; probability {map_probability:.4} of {} clusterings)\n",
         map.len(),
-        bell(n)
+        bell(n).unwrap_or(u128::MAX)
     );
     for (k, c) in map.iter().enumerate() {
         let ids: Vec<String> = c.iter().map(|i| data.samples[idx[i]].clone()).collect();

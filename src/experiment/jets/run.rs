@@ -9,7 +9,7 @@ use crate::experiment::kind::RunContext;
 use crate::experiment::methods::{Found, Method, MethodsSection, Problem};
 use crate::experiment::stats::{mean_std, MeanStd};
 use crate::experiment::table::Table;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
@@ -66,9 +66,9 @@ pub fn check_exact_limits(jets: &[Jet], methods: &MethodsSection) -> Result<()> 
 
 /// Scores one jet with every method switched on in `methods` (and its truth tree, if known).
 pub fn score_jet(jet: &Jet, methods: &MethodsSection) -> Result<JetScores> {
-    let model = jet.model();
-    let truth = jet.truth();
     let name = format!("jet {:?}", jet.name);
+    let model = jet.model().with_context(|| name.clone())?;
+    let truth = jet.truth();
     let problem = Problem {
         name: &name,
         model: &model,

@@ -53,8 +53,8 @@ pub fn trees(
     weighting: &'static str,
     methods: &MethodsSection,
 ) -> Result<Vec<Row>> {
-    let model = CorrelationModel::new(weights.clone(), beta);
     let name = format!("pam50 subsample, {weighting} weights");
+    let model = CorrelationModel::new(weights.clone(), beta).with_context(|| name.clone())?;
     let problem = Problem {
         name: &name,
         model: &model,
@@ -84,7 +84,7 @@ pub fn trees(
     let facts = TrellisFacts {
         log_z: trellis.log_partition(),
         entropy: trellis.entropy(),
-        n_map_trees: trellis.n_map_trees(&model, 1e-9),
+        n_map_trees: trellis.n_map_trees(&model, 1e-9)?,
     };
     rows.push(row(TRELLIS, trellis.map_tree(), Some(facts)));
     Ok(rows)
@@ -131,12 +131,12 @@ pub fn run(cfg: &Pam50Config, ctx: &mut RunContext) -> Result<()> {
         for i in 0..n {
             weight_cols.push((
                 format!("{name}_{i}"),
-                (0..n).map(|j| Some(weights.get(i, j))).collect(),
+                (0..n).map(|j| Some(weights.at(i, j))).collect(),
             ));
         }
         let negative = (0..n)
             .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-            .filter(|&(i, j)| weights.get(i, j) < 0.0)
+            .filter(|&(i, j)| weights.at(i, j) < 0.0)
             .count();
         ctx.manifest.set(&format!("negative_pairs_{name}"), negative);
         rows.extend(trees(&weights, sec.beta, &labels, name, &cfg.methods)?);
@@ -200,7 +200,7 @@ fn write_trees_table(rows: &[Row], names: &[String], ctx: &RunContext) -> Result
             "log_n_trees",
             &rows
                 .iter()
-                .map(|_| Some((n_binary_trees(n) as f64).ln()))
+                .map(|_| n_binary_trees(n).map(|t| (t as f64).ln()))
                 .collect::<Vec<_>>(),
         )
         .str(

@@ -130,7 +130,7 @@ fn the_trellis_row_is_the_tree_method_trellis_finds() {
     for centre in [false, true] {
         let w = data.correlation_weights(&idx, centre).unwrap();
         let rows = super::run::trees(&w, 1.0, &labels, "raw", &methods).unwrap();
-        let model = CorrelationModel::new(w.clone(), 1.0);
+        let model = CorrelationModel::new(w.clone(), 1.0).unwrap();
         let problem = Problem {
             name: "pam50",
             model: &model,

@@ -119,7 +119,7 @@ pub fn run(cfg: &PosteriorSamplingConfig, ctx: &mut RunContext) -> Result<()> {
             sc.max_enumerate_leaves
         );
     }
-    let m = jet.model();
+    let m = jet.model().with_context(|| format!("jet {:?}", jet.name))?;
     let t0 = Instant::now();
     // The trellis itself (not only its MAP tree) is needed: it is the sampler's table.
     let trellis = FullTrellis::build_with_limit(&m, cfg.methods.max_exact_leaves)
@@ -136,6 +136,7 @@ pub fn run(cfg: &PosteriorSamplingConfig, ctx: &mut RunContext) -> Result<()> {
     let t1 = Instant::now();
     let log_z = trellis.log_partition();
     let mut lls: Vec<f64> = Tree::enumerate_all(Subset::full(n))
+        .with_context(|| format!("jet {:?}", jet.name))?
         .iter()
         .map(|t| t.log_likelihood(&m))
         .filter(|x| x.is_finite())
@@ -164,12 +165,13 @@ pub fn run(cfg: &PosteriorSamplingConfig, ctx: &mut RunContext) -> Result<()> {
     // Our draws: counts per tree and per value.
     let t2 = Instant::now();
     let mut rng = StdRng::seed_from_u64(ctx.seed());
-    let mut sampler = PosteriorSampler::new(&trellis, &m);
+    let mut sampler =
+        PosteriorSampler::new(&trellis, &m).with_context(|| format!("jet {:?}", jet.name))?;
     let mut ours = vec![0.0; values.len()];
     let mut per_tree: BTreeMap<Vec<Subset>, (f64, f64)> = BTreeMap::new();
     let pb = crate::experiment::progress_bar(sc.n_samples as u64, "trees");
     for _ in 0..sc.n_samples {
-        let tree = sampler.sample(&mut rng);
+        let tree = sampler.sample(&mut rng)?;
         let ll = tree.log_likelihood(&m);
         let k = value_index(&values, ll)
             .context("a sampled tree has a log-likelihood no enumerated tree has")?;
@@ -191,7 +193,7 @@ pub fn run(cfg: &PosteriorSamplingConfig, ctx: &mut RunContext) -> Result<()> {
 
     // Marginals of every cluster, and the entropy.
     let t3 = Instant::now();
-    let marg = Marginals::compute(&trellis, &m);
+    let marg = Marginals::compute(&trellis, &m)?;
     ctx.manifest.timing("marginals", t3.elapsed().as_secs_f64());
     let truth_ll = jet.truth().map(|t| t.log_likelihood(&m));
 

@@ -46,7 +46,9 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                     .map(|&n| {
                         (
                             n as f64,
-                            n_binary_trees(n) as f64 * (n - 1) as f64 * per_split,
+                            n_binary_trees(n).map_or(f64::INFINITY, |t| t as f64)
+                                * (n - 1) as f64
+                                * per_split,
                         )
                     })
                     .collect(),

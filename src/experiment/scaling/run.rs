@@ -60,7 +60,7 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
             "scaling",
         )
         .with_context(|| format!("generating a jet with {n} leaves"))?;
-        let m = ds.jets[0].model();
+        let m = ds.jets[0].model()?;
         // The build alone is timed, so the trellis is built directly rather than through
         // `Method::Trellis` (which also extracts and prints the MAP tree).
         let mut best = f64::INFINITY;
@@ -105,7 +105,10 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
         .f64("log_z", &col(&|r| r.log_z))
         .f64("map_log_likelihood", &col(&|r| r.map))
         .f64("n_trees_finite", &col(&|r| r.n_finite as f64))
-        .f64("n_trees_total", &col(&|r| n_binary_trees(r.n) as f64))
+        .f64(
+            "n_trees_total",
+            &col(&|r| n_binary_trees(r.n).map_or(f64::INFINITY, |t| t as f64)),
+        )
         .f64("entropy_nats", &col(&|r| r.entropy))
         .write_parquet(&ctx.path("scaling.parquet"))?;
     ctx.manifest.set("sizes", &sizes);

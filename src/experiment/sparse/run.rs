@@ -36,8 +36,8 @@ struct Baselines {
 }
 
 fn baselines(jet: &Jet, methods: &MethodsSection) -> Result<Baselines> {
-    let model = jet.model();
     let name = format!("test jet {:?}", jet.name);
+    let model = jet.model().with_context(|| name.clone())?;
     let problem = Problem {
         name: &name,
         model: &model,
@@ -86,17 +86,15 @@ pub fn run(cfg: &SparseConfig, ctx: &mut RunContext) -> Result<()> {
     let beam_size = sc.seed_beam_size.unwrap_or_else(|| default_beam_size(n));
     let n_train = max_budget.div_ceil(beam_size).max(1);
     let train = simulate(n_train, seed ^ 0x5eed, "train")?;
-    let bs_trees: Vec<Tree> = train
+    let bs_trees: Vec<Vec<Tree>> = train
         .jets
         .par_iter()
-        .map(|j| {
-            beam_search_all(&order(j).model(), beam_size, Dedup::Clusters)
-                .into_iter()
-                .map(|f| f.tree)
-                .collect::<Vec<_>>()
+        .map(|j| -> Result<Vec<Tree>> {
+            let found = beam_search_all(&order(j).model()?, beam_size, Dedup::Clusters)?;
+            Ok(found.into_iter().map(|f| f.tree).collect())
         })
-        .flatten()
-        .collect();
+        .collect::<Result<_>>()?;
+    let bs_trees: Vec<Tree> = bs_trees.into_iter().flatten().collect();
 
     // Baselines on the test jets.
     let base: Vec<Baselines> = ds
@@ -116,8 +114,8 @@ pub fn run(cfg: &SparseConfig, ctx: &mut RunContext) -> Result<()> {
                 .jets
                 .par_iter()
                 .zip(&base)
-                .map(|(j, b)| sp.run(&j.model()).map_log_likelihood() - b.greedy)
-                .collect();
+                .map(|(j, b)| Ok(sp.run(&j.model()?)?.map_log_likelihood() - b.greedy))
+                .collect::<Result<_>>()?;
             let finite = gains.iter().filter(|g| g.is_finite()).count();
             let st = mean_std(gains.iter().copied());
             points.push(Point {
