@@ -1,4 +1,5 @@
-//! Fuzzing every parser a user feeds: Newick and nested-JSON trees, jet JSON files, the pam50
+//! Fuzzing every parser a user feeds: Newick and nested-JSON trees, the coalescent methods'
+//! ultrametric Newick, jet JSON files, the pam50
 //! files, point matrices (CSV/TSV, USPS, animals33), TOML configs, and the Parquet tables that
 //! `check` and `plot` read back. Inputs are random bytes and mutations of valid files (bit
 //! flips, inserted tokens such as `1e308` or `NaN`, deleted, duplicated or truncated spans).
@@ -24,6 +25,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
 use std::time::{Duration, Instant};
+use trellis_lab::coalescent::newick::{from_newick, to_newick};
 use trellis_lab::data::ginkgo::JetDataset;
 use trellis_lab::data::matrix::{Column, Delimiter, MatrixSpec, PointMatrix};
 use trellis_lab::data::pam50::Pam50;
@@ -278,6 +280,34 @@ fn newick_trees() {
             }
             Err(e) => Err(e.to_string()),
         }
+    });
+}
+
+#[test]
+fn coalescent_newick_histories() {
+    // Ultrametric trees with branch lengths, as the coalescent methods write them (any n).
+    let corpus = [
+        "((0:0.2,1:0.2):1.1,(2:0.5,3:0.5):0.8);",
+        "(((a:0.1,b:0.1):0.3,c:0.4):0.6,d:1);",
+        "(0:1,1:1);",
+        "0;",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    fuzz("coalescent_newick", 20000, corpus, |b| {
+        let h = from_newick(&text(b), None).map_err(|e| e.to_string())?;
+        // A parsed history is valid and writes back to a history with the same merge times.
+        let again = from_newick(&to_newick(&h, None).map_err(|e| e.to_string())?, None)
+            .map_err(|e| e.to_string())?;
+        assert_eq!(again.n, h.n, "round trip");
+        for (x, y) in again.times().iter().zip(h.times()) {
+            assert!(
+                (x - y).abs() <= 1e-9 * (1.0 + y.abs()),
+                "round trip {x} {y}"
+            );
+        }
+        Ok(())
     });
 }
 

@@ -23,6 +23,7 @@ pub mod config;
 pub mod kind;
 pub mod limits;
 pub mod methods;
+mod parquet_guard;
 pub mod registry;
 pub mod staging;
 pub mod stats;

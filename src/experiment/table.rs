@@ -73,7 +73,7 @@ pub const MAX_TABLE_ROWS: usize = 10_000_000;
 pub const MAX_TABLE_BYTES: u64 = 1 << 30;
 
 /// Reads a Parquet file. A damaged file is an error naming it, never a panic or an abort: its
-/// declared sizes are checked before the reader allocates by them, and a panic of the reader on
+/// footer's structure and declared sizes are checked before the reader allocates by them, and a panic of the reader on
 /// some other corruption is caught and reported quietly.
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let damaged = |why: String| {
@@ -91,6 +91,7 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
         )));
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    super::parquet_guard::footer_is_sane(&bytes).map_err(damaged)?;
     let checked = quietly(|| declared_sizes_are_sane(&bytes));
     match checked {
         Some(Ok(())) => {}

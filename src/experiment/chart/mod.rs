@@ -32,7 +32,9 @@
 //!   range bars, e.g. purity of the MAP tree against the range over all trees;
 //! * [`HeatmapChart`]: a matrix as square coloured cells with a colour bar,
 //!   optional values in the cells and outlined groups, e.g. pairwise
-//!   co-clustering probabilities.
+//!   co-clustering probabilities;
+//! * [`TextTable`]: a paper-style results table of text cells with section
+//!   rows and the best cell per row highlighted (Henao & Lucas's Tables 1–3).
 //!
 //! Colour helpers [`viridis`], [`diverging`], [`category_colors`] and
 //! [`qualitative_color`] are shared by all charts.
@@ -69,6 +71,7 @@ mod shapes;
 #[cfg(test)]
 mod test_util;
 mod text;
+mod text_table;
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
@@ -90,6 +93,7 @@ pub use text::{
     ensure_fonts, fit_font_size, text_style, Label, CAPTION_SIZE, FONT, LABEL_SIZE, TICK_SIZE,
     TITLE_SIZE,
 };
+pub use text_table::{TextRow, TextTable};
 
 /// Converts a plotters error into an [`anyhow::Error`]. In code generic over
 /// the backend, `?` cannot do this (backend error types need not be
