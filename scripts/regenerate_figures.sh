@@ -4,15 +4,27 @@
 # and prints one summary table (config, seconds, checks passed). Exits non-zero if any run or
 # check failed.
 #
-#   scripts/regenerate_figures.sh                         # every config (about 2 minutes after the build)
+#   scripts/regenerate_figures.sh                         # every config but the long-running ones (minutes)
+#   ALL=1 scripts/regenerate_figures.sh                   # every config (hours: the coalescent tables)
 #   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
+#
+# A config with a line starting "# long-running" is skipped unless ALL=1 or it is named; its
+# smoke config covers the same code path.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --quiet || exit 1
 bin="${CARGO_TARGET_DIR:-target}/release/trellis-lab"
-if [ $# -gt 0 ]; then configs=("$@"); else configs=(configs/*.toml); fi
+if [ $# -gt 0 ]; then
+  configs=("$@")
+else
+  configs=()
+  for c in configs/*.toml; do
+    if [ -z "${ALL:-}" ] && grep -q '^# long-running' "$c"; then continue; fi
+    configs+=("$c")
+  done
+fi
 force=()
 if [ -n "${FORCE:-}" ]; then force=(--force); fi
 

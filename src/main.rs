@@ -44,6 +44,18 @@ enum Command {
         /// A results folder written by `run`, e.g. results/jets.
         results: PathBuf,
     },
+    /// Print a finished run's named numbers as `expected.toml` blocks (to accept it as a
+    /// reference run after review).
+    Measures {
+        /// A results folder written by `run`, e.g. results/jets.
+        results: PathBuf,
+        /// Relative tolerance of each block (times max(|value|, 1)).
+        #[arg(long, default_value_t = 1e-6)]
+        tolerance: f64,
+        /// The source line of each block.
+        #[arg(long, default_value = "our own accepted run")]
+        source: String,
+    },
     /// List the experiment kinds.
     Kinds,
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
@@ -99,6 +111,18 @@ fn real_main(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Check { results } => check(results),
+        Command::Measures {
+            results,
+            tolerance,
+            source,
+        } => {
+            if !(tolerance.is_finite() && tolerance >= 0.0) {
+                bail!("--tolerance {tolerance} must be a finite number >= 0");
+            }
+            let text = trellis_lab::experiment::accepted_run_toml(&results, tolerance, &source)?;
+            print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
+            Ok(())
+        }
         Command::Kinds => {
             let lines: Vec<String> = Registry::builtin()
                 .kinds()

@@ -9,7 +9,12 @@ use trellis_lab::experiment::staging::list_files;
 use trellis_lab::experiment::table::read_parquet;
 
 /// Columns that hold wall times or memory, which no rerun reproduces.
-const TIMING_COLUMNS: [&str; 3] = ["seconds", "splits_per_second", "peak_rss_bytes"];
+const TIMING_COLUMNS: [&str; 4] = [
+    "seconds",
+    "seconds_sd",
+    "splits_per_second",
+    "peak_rss_bytes",
+];
 
 /// `configs/<name>.toml` with its data and output paths made absolute and `threads` set.
 fn config_copy(dir: &Path, name: &str, threads: usize) -> PathBuf {
@@ -37,6 +42,8 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
         "pam50",
         "cost_functions_smoke",
         "flat_pam50",
+        "coalescent_smoke",
+        "coalescent_learning_smoke",
     ] {
         let runs: Vec<PathBuf> = [1, 2]
             .iter()
@@ -77,8 +84,14 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
                 }
                 compared += 1;
             } else if f.ends_with(".png") || f.ends_with(".svg") || f.ends_with(".txt") {
-                // The scaling chart plots wall times.
-                if name != "scaling_smoke" {
+                // The scaling chart and the coalescent tables show wall times.
+                if ![
+                    "scaling_smoke",
+                    "coalescent_smoke",
+                    "coalescent_learning_smoke",
+                ]
+                .contains(&name)
+                {
                     assert!(
                         std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
                         "{name}/{f} differs between 1 and 2 threads"

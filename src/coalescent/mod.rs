@@ -5,8 +5,12 @@
 
 pub mod covariance;
 pub mod generator;
+pub mod gig;
 pub mod greedy;
 pub mod history;
+pub mod learn;
+pub mod method;
 pub mod metrics;
 pub mod newick;
 pub mod smc;
+pub mod variants;

@@ -57,6 +57,7 @@ registry! {
     pam50 => Pam50,
     cost_functions => CostFunctions,
     flat_pam50 => FlatPam50,
+    coalescent_synthetic => CoalescentSynthetic,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -166,6 +167,28 @@ pub fn plot_results_in(registry: &Registry, dir: &Path) -> Result<Vec<PathBuf>> 
 /// [`plot_results_in`] with the built-in kinds.
 pub fn plot_results(dir: &Path) -> Result<Vec<PathBuf>> {
     plot_results_in(&Registry::builtin(), dir)
+}
+
+/// The named numbers of the finished run in `dir` as `expected.toml` blocks (an accepted run):
+/// each with tolerance `rel · max(|value|, 1)` and the given source. Review them before adding
+/// them to the kind's `expected.toml`.
+pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
+    let results = Results::open(dir)?;
+    let kind = kind_of(&Registry::builtin(), &results)?;
+    let name = results.experiment()?.name;
+    let mut out = String::new();
+    for m in kind.measures(&results)? {
+        if !m.value.is_finite() {
+            continue;
+        }
+        out.push_str(&format!(
+            "[[check]]\nconfig = {name:?}\nid = {:?}\nvalue = {:?}\ntolerance = {:e}\nsource = {source:?}\n\n",
+            m.id,
+            m.value,
+            rel * m.value.abs().max(1.0)
+        ));
+    }
+    Ok(out)
 }
 
 /// Checks the finished run in `dir` against its kind's expected numbers, writes

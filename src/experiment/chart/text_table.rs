@@ -116,7 +116,7 @@ impl Chart for TextTable {
         let mut size = snap_size(TICK_SIZE);
         let mut widths = col_widths(size);
         while widths.iter().sum::<f64>() > w - 2.0 * margin && size > 9.0 {
-            size = snap_size(size - 1.0);
+            size = snap_size(size - 2.0); // sizes snap to even pixels
             widths = col_widths(size);
         }
         let table_w: f64 = widths.iter().sum();
