@@ -295,6 +295,29 @@ impl Particle {
         out
     }
 
+    /// The merge-time density of the slot pair (a, b) at this stage, prior rate `rho`.
+    fn merge_time(
+        &self,
+        pb: &Problem,
+        a: usize,
+        b: usize,
+        rho: f64,
+    ) -> Result<MergeTime, GigError> {
+        MergeTime::new(
+            rho,
+            self.offset(a, b, self.t_prev),
+            self.eps[a * pb.n + b],
+            pb.d,
+        )
+    }
+
+    /// An index drawn ∝ exp(log_w); an error when every weight is zero.
+    fn pick(&self, log_w: &[f64], rng: &mut StdRng) -> Result<usize, SmcRunError> {
+        choose(log_w, rng).ok_or(SmcRunError::AllImpossible {
+            stage: self.merges.len() + 1,
+        })
+    }
+
     /// Merges slots a and b at time t: the new cluster takes slot a; caches are updated.
     fn merge(&mut self, pb: &Problem, a: usize, b: usize, t: f64) -> Result<(), SmcRunError> {
         let n = pb.n;
@@ -348,9 +371,7 @@ impl Particle {
                         ln_gauss(d, v, self.eps[a * n + b], pb.ln_det_half)
                     })
                     .collect();
-                let i = choose(&ln_z, rng).ok_or(SmcRunError::AllImpossible {
-                    stage: self.merges.len() + 1,
-                })?;
+                let i = self.pick(&ln_z, rng)?;
                 let (a, b) = pairs[i];
                 (a, b, delta, log_sum_exp(&ln_z) - lambda.ln())
             }
@@ -358,12 +379,7 @@ impl Particle {
                 let mut dens = Vec::with_capacity(pairs.len());
                 let mut ln_i = Vec::with_capacity(pairs.len());
                 for &(a, b) in &pairs {
-                    let mt = MergeTime::new(
-                        lambda,
-                        self.offset(a, b, self.t_prev),
-                        self.eps[a * n + b],
-                        pb.d,
-                    )?;
+                    let mt = self.merge_time(pb, a, b, lambda)?;
                     // POST-POST always uses the true (truncated) integral; MPOST1 HL's Bessel
                     // formula, with the truncation factor only in exact mode.
                     let li = if pb.variant == Variant::PostPost {
@@ -374,9 +390,7 @@ impl Particle {
                     ln_i.push(li - pb.ln_det_half);
                     dens.push(mt);
                 }
-                let i = choose(&ln_i, rng).ok_or(SmcRunError::AllImpossible {
-                    stage: self.merges.len() + 1,
-                })?;
+                let i = self.pick(&ln_i, rng)?;
                 let (a, b) = pairs[i];
                 (a, b, dens[i].sample(rng), log_sum_exp(&ln_i))
             }
@@ -390,16 +404,9 @@ impl Particle {
                             + stage_const
                     })
                     .collect();
-                let i = choose(&ln_zh, rng).ok_or(SmcRunError::AllImpossible {
-                    stage: self.merges.len() + 1,
-                })?;
+                let i = self.pick(&ln_zh, rng)?;
                 let (a, b) = pairs[i];
-                let mt = MergeTime::new(
-                    lambda,
-                    self.offset(a, b, self.t_prev),
-                    self.eps[a * n + b],
-                    pb.d,
-                )?;
+                let mt = self.merge_time(pb, a, b, lambda)?;
                 let total = log_sum_exp(&ln_zh);
                 let ln_omega = match pb.mode {
                     WeightMode::PaperFaithful => total,
