@@ -389,3 +389,11 @@ mod tests {
         }
     }
 }
+
+/// SplitMix64's finaliser: a bijective mix of a 64-bit word, for deriving independent seeds from
+/// a master seed and indices (callers combine the indices into `z` first).
+pub fn splitmix64_mix(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -60,12 +60,10 @@ impl PerturbAndMap {
 
     /// The seed of draw `d`: the master seed and `d` mixed by SplitMix64.
     pub fn draw_seed(&self, d: usize) -> u64 {
-        let mut z = self
-            .seed
-            .wrapping_add((d as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        crate::numeric::splitmix64_mix(
+            self.seed
+                .wrapping_add((d as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        )
     }
 
     /// The perturbed energy of draw `d`: pairwise log-potentials `β a_ij + σ (g_ij - c)` (at

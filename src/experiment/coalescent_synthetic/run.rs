@@ -39,10 +39,9 @@ pub fn check_cost(s: &SyntheticSection) -> Result<(), String> {
 
 /// The seed of (setting, replicate): SplitMix64 of the master seed and both indices.
 fn job_seed(seed: u64, setting: usize, rep: usize) -> u64 {
-    let mut z = seed ^ ((setting as u64) << 40) ^ (rep as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::numeric::splitmix64_mix(
+        seed ^ ((setting as u64) << 40) ^ (rep as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    )
 }
 
 /// One method on one data set.
