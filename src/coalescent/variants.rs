@@ -31,6 +31,7 @@
 
 use super::gig::{ln_bessel_k, GigError, MergeTime, WeightMode};
 use super::history::{merge_unchecked, pair_rate, sq_dist, Cluster, History, HistoryError};
+use super::pairs::PairTable;
 use super::smc::{Population, SmcError};
 use crate::numeric::log_sum_exp;
 use rand::rngs::StdRng;
@@ -38,6 +39,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp1};
 use rayon::prelude::*;
 use std::f64::consts::PI;
+use std::sync::Arc;
 
 /// One of the SMC algorithms of spec §3.7, §3.9 and §3.10.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -193,9 +195,7 @@ fn stream(seed: u64, stage: usize, p: usize) -> StdRng {
     z ^= (p as u64)
         .wrapping_add(1)
         .wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    StdRng::seed_from_u64(z ^ (z >> 31))
+    StdRng::seed_from_u64(crate::numeric::splitmix64_mix(z))
 }
 
 /// log N(m1; m2, vΦ) in whitened coordinates.
@@ -203,9 +203,8 @@ fn ln_gauss(d: f64, v: f64, eps: f64, ln_det_half: f64) -> f64 {
     -0.5 * d * (2.0 * PI * v).ln() - ln_det_half - eps / (2.0 * v)
 }
 
-/// Draws an index with probability ∝ exp(log_w) by one uniform.
-fn choose(log_w: &[f64], rng: &mut StdRng) -> Option<usize> {
-    let z = log_sum_exp(log_w);
+/// Draws an index with probability ∝ exp(log_w) by one uniform; `z` = log_sum_exp(log_w).
+fn choose(log_w: &[f64], z: f64, rng: &mut StdRng) -> Option<usize> {
     if z == f64::NEG_INFINITY || z.is_nan() {
         return None;
     }
@@ -226,8 +225,9 @@ fn choose(log_w: &[f64], rng: &mut StdRng) -> Option<usize> {
 }
 
 /// Shared read-only inputs of a run.
-struct Problem<'a> {
-    data: &'a [Vec<f64>],
+struct Problem {
+    /// The leaves, shared by every particle.
+    leaves: Vec<Arc<Cluster>>,
     n: usize,
     d: usize,
     ln_det_half: f64,
@@ -245,32 +245,33 @@ struct Clock {
 /// One particle: the active clusters in slots, their ids, ε per slot pair and the merges so far.
 #[derive(Clone)]
 struct Particle {
-    slots: Vec<Cluster>,
+    /// Shared between particles until merged (a particle's copy costs n reference counts).
+    slots: Vec<Arc<Cluster>>,
     ids: Vec<usize>,
     active: Vec<usize>,
-    /// ε of slot pair (a, b) at a·n + b (both orders).
-    eps: Vec<f64>,
-    /// MPOST2: log K_λ̃(√ε) + (λ̃/2) log ε per slot pair; SMC1 unused.
-    kterm: Vec<f64>,
-    /// SMC1 clocks per slot pair.
-    clocks: Vec<Option<Clock>>,
+    /// ε per slot pair.
+    eps: PairTable<f64>,
+    /// MPOST2: log K_λ̃(√ε) + (λ̃/2) log ε per slot pair; others: empty.
+    kterm: PairTable<f64>,
+    /// SMC1 clocks per slot pair; others: empty.
+    clocks: PairTable<Option<Clock>>,
     merges: Vec<(usize, usize, f64)>,
     t_prev: f64,
 }
 
 impl Particle {
-    fn new(pb: &Problem, eps: &[f64], kterm: &[f64]) -> Particle {
+    fn new(pb: &Problem, eps: &[Arc<Vec<f64>>], kterm: &[Arc<Vec<f64>>]) -> Particle {
         let n = pb.n;
         Particle {
-            slots: pb.data.iter().map(|x| Cluster::leaf(x.clone())).collect(),
+            slots: pb.leaves.clone(),
             ids: (0..n).collect(),
             active: (0..n).collect(),
-            eps: eps.to_vec(),
-            kterm: kterm.to_vec(),
+            eps: PairTable::shared(eps),
+            kterm: PairTable::shared(kterm),
             clocks: if pb.variant == Variant::Smc1 {
-                vec![None; n * n]
+                PairTable::filled(n)
             } else {
-                Vec::new()
+                PairTable::shared(&[])
             },
             merges: Vec::with_capacity(n.saturating_sub(1)),
             t_prev: 0.0,
@@ -306,14 +307,14 @@ impl Particle {
         MergeTime::new(
             rho,
             self.offset(a, b, self.t_prev),
-            self.eps[a * pb.n + b],
+            self.eps.get(a, b),
             pb.d,
         )
     }
 
     /// An index drawn ∝ exp(log_w); an error when every weight is zero.
-    fn pick(&self, log_w: &[f64], rng: &mut StdRng) -> Result<usize, SmcRunError> {
-        choose(log_w, rng).ok_or(SmcRunError::AllImpossible {
+    fn pick(&self, log_w: &[f64], z: f64, rng: &mut StdRng) -> Result<usize, SmcRunError> {
+        choose(log_w, z, rng).ok_or(SmcRunError::AllImpossible {
             stage: self.merges.len() + 1,
         })
     }
@@ -321,27 +322,34 @@ impl Particle {
     /// Merges slots a and b at time t: the new cluster takes slot a; caches are updated.
     fn merge(&mut self, pb: &Problem, a: usize, b: usize, t: f64) -> Result<(), SmcRunError> {
         let n = pb.n;
-        let e = self.eps[a * n + b];
+        let e = self.eps.get(a, b);
         let (parent, _) = merge_unchecked(&self.slots[a], &self.slots[b], self.t_prev, t, 0.0, e)?;
         let (ia, ib) = (self.ids[a], self.ids[b]);
         self.merges.push((ia.min(ib), ia.max(ib), t));
-        self.slots[a] = parent;
+        self.slots[a] = Arc::new(parent);
         self.ids[a] = n + self.merges.len() - 1;
         self.active.retain(|&x| x != b);
         self.t_prev = t;
         let lt = 1.0 - pb.d as f64 / 2.0;
-        for i in 0..self.active.len() {
-            let c = self.active[i];
+        let stage = self.merges.len();
+        let mpost2 = pb.variant == Variant::Mpost2;
+        let Particle {
+            slots,
+            active,
+            eps,
+            kterm: kt,
+            ..
+        } = self;
+        let eps_row = eps.new_row(a, stage);
+        let mut kt_row = mpost2.then(|| kt.new_row(a, stage));
+        for &c in active.iter() {
             if c == a {
                 continue;
             }
-            let e = sq_dist(&self.slots[a].mean, &self.slots[c].mean);
-            self.eps[a * n + c] = e;
-            self.eps[c * n + a] = e;
-            if pb.variant == Variant::Mpost2 {
-                let k = kterm(lt, e);
-                self.kterm[a * n + c] = k;
-                self.kterm[c * n + a] = k;
+            let e = sq_dist(&slots[a].mean, &slots[c].mean);
+            eps_row[c] = e;
+            if let Some(row) = kt_row.as_mut() {
+                row[c] = kterm(lt, e);
             }
         }
         Ok(())
@@ -349,7 +357,7 @@ impl Particle {
 
     /// One stage of a stage-wise variant: proposes, merges, returns log ω.
     fn step(&mut self, pb: &Problem, rng: &mut StdRng) -> Result<f64, SmcRunError> {
-        let (n, d) = (pb.n, pb.d as f64);
+        let d = pb.d as f64;
         let lambda = pair_rate(self.active.len());
         let pairs = self.pairs();
         let (a, b, delta, ln_omega) = match pb.variant {
@@ -358,7 +366,7 @@ impl Particle {
                 let delta = e / lambda;
                 let (a, b) = pairs[rng.random_range(0..pairs.len())];
                 let v = 2.0 * delta + self.offset(a, b, self.t_prev);
-                let ln_z = ln_gauss(d, v, self.eps[a * n + b], pb.ln_det_half);
+                let ln_z = ln_gauss(d, v, self.eps.get(a, b), pb.ln_det_half);
                 (a, b, delta, ln_z)
             }
             Variant::PriorPost => {
@@ -368,12 +376,13 @@ impl Particle {
                     .iter()
                     .map(|&(a, b)| {
                         let v = 2.0 * delta + self.offset(a, b, self.t_prev);
-                        ln_gauss(d, v, self.eps[a * n + b], pb.ln_det_half)
+                        ln_gauss(d, v, self.eps.get(a, b), pb.ln_det_half)
                     })
                     .collect();
-                let i = self.pick(&ln_z, rng)?;
+                let total = log_sum_exp(&ln_z);
+                let i = self.pick(&ln_z, total, rng)?;
                 let (a, b) = pairs[i];
-                (a, b, delta, log_sum_exp(&ln_z) - lambda.ln())
+                (a, b, delta, total - lambda.ln())
             }
             Variant::PostPost | Variant::Mpost1 => {
                 let mut dens = Vec::with_capacity(pairs.len());
@@ -390,24 +399,25 @@ impl Particle {
                     ln_i.push(li - pb.ln_det_half);
                     dens.push(mt);
                 }
-                let i = self.pick(&ln_i, rng)?;
+                let total = log_sum_exp(&ln_i);
+                let i = self.pick(&ln_i, total, rng)?;
                 let (a, b) = pairs[i];
-                (a, b, dens[i].sample(rng), log_sum_exp(&ln_i))
+                (a, b, dens[i].sample(rng), total)
             }
             Variant::Mpost2 => {
                 let stage_const = -0.5 * d * (2.0 * PI).ln() - pb.ln_det_half;
                 let ln_zh: Vec<f64> = pairs
                     .iter()
                     .map(|&(a, b)| {
-                        self.kterm[a * n + b]
+                        self.kterm.get(a, b)
                             + lambda * self.offset(a, b, self.t_prev) / 2.0
                             + stage_const
                     })
                     .collect();
-                let i = self.pick(&ln_zh, rng)?;
+                let total = log_sum_exp(&ln_zh);
+                let i = self.pick(&ln_zh, total, rng)?;
                 let (a, b) = pairs[i];
                 let mt = self.merge_time(pb, a, b, lambda)?;
-                let total = log_sum_exp(&ln_zh);
                 let ln_omega = match pb.mode {
                     WeightMode::PaperFaithful => total,
                     WeightMode::Exact => {
@@ -431,7 +441,6 @@ impl Particle {
         a: Option<usize>,
         rng: &mut StdRng,
     ) -> Result<f64, SmcRunError> {
-        let n = pb.n;
         let d = pb.d as f64;
         let pairs: Vec<(usize, usize)> = match a {
             None => self.pairs(),
@@ -443,10 +452,11 @@ impl Particle {
                 .collect(),
         };
         let mut ln_w = 0.0;
+        let mut drawn = Vec::with_capacity(pairs.len());
         for (x, y) in pairs {
             let tau = self.slots[x].t.max(self.slots[y].t);
             let r = self.offset(x, y, tau);
-            let e = self.eps[x * n + y];
+            let e = self.eps.get(x, y);
             let mt = MergeTime::new(1.0, r, e, pb.d)?;
             ln_w += mt.ln_normaliser(pb.mode) - pb.ln_det_half;
             let dl = mt.sample(rng);
@@ -454,21 +464,36 @@ impl Particle {
                 t: tau + dl,
                 ln_z: ln_gauss(d, 2.0 * dl + r, e, pb.ln_det_half),
             };
-            self.clocks[x * n + y] = Some(clock);
+            drawn.push((x, y, clock));
+        }
+        match a {
+            None => {
+                for (x, y, clock) in drawn {
+                    self.clocks.set_pair(x, y, Some(clock));
+                }
+            }
+            Some(a) => {
+                let row = self.clocks.new_row(a, self.merges.len());
+                for (x, y, clock) in drawn {
+                    row[if x == a { y } else { x }] = Some(clock);
+                }
+            }
         }
         Ok(ln_w)
     }
 
     /// One stage of SMC1 (spec §3.9): the earliest clock wins; losers divide by their Z.
     fn race_step(&mut self, pb: &Problem, rng: &mut StdRng) -> Result<f64, SmcRunError> {
-        let n = pb.n;
         let mut ln_omega = 0.0;
         if self.merges.is_empty() {
             ln_omega += self.draw_clocks(pb, None, rng)?;
         }
         let mut win: Option<(f64, usize, usize)> = None;
         for (x, y) in self.pairs() {
-            let c = self.clocks[x * n + y].expect("every active pair has a clock");
+            let c = self
+                .clocks
+                .get(x, y)
+                .expect("every active pair has a clock");
             if win.is_none_or(|(t, _, _)| c.t < t) {
                 win = Some((c.t, x, y));
             }
@@ -478,12 +503,12 @@ impl Particle {
             for s in [a, b] {
                 if c != a && c != b {
                     let (x, y) = (s.min(c), s.max(c));
-                    let clock = self.clocks[x * n + y].take().expect("loser has a clock");
+                    // Losers are never read again: b leaves, a gets a fresh row.
+                    let clock = self.clocks.get(x, y).expect("loser has a clock");
                     ln_omega -= clock.ln_z;
                 }
             }
         }
-        self.clocks[a * n + b] = None;
         self.merge(pb, a, b, t)?;
         if self.active.len() > 1 {
             ln_omega += self.draw_clocks(pb, Some(a), rng)?;
@@ -534,7 +559,10 @@ pub fn run_smc(
         });
     }
     let pb = Problem {
-        data,
+        leaves: data
+            .iter()
+            .map(|x| Arc::new(Cluster::leaf(x.clone())))
+            .collect(),
         n,
         d,
         ln_det_half,
@@ -563,6 +591,10 @@ pub fn run_smc(
             }
         }
     }
+    let rows = |m: &[f64]| -> Vec<Arc<Vec<f64>>> {
+        m.chunks(n.max(1)).map(|r| Arc::new(r.to_vec())).collect()
+    };
+    let (eps, kt) = (rows(&eps), rows(&kt));
     let mut particles = vec![Particle::new(&pb, &eps, &kt); s.particles];
     let mut pop = Population::new(s.particles);
     for stage in 1..n {
@@ -581,6 +613,7 @@ pub fn run_smc(
         if stage + 1 < n {
             let u: f64 = stream(s.seed, stage, usize::MAX).random::<f64>();
             if let Some(anc) = pop.maybe_resample(s.resample_threshold, u) {
+                // Cheap: a particle's pair tables share their rows.
                 particles = anc.iter().map(|&a| particles[a].clone()).collect();
             }
         }
