@@ -58,6 +58,7 @@ registry! {
     cost_functions => CostFunctions,
     flat_pam50 => FlatPam50,
     coalescent_synthetic => CoalescentSynthetic,
+    coalescent_labelled => CoalescentLabelled,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
