@@ -302,6 +302,14 @@ unsafe fn sum_exp_avx2(z: &[f64], zmax: f64) -> f64 {
     (a[0] + a[1]) + (a[2] + a[3])
 }
 
+/// SplitMix64's finaliser: a bijective mix of a 64-bit word, for deriving independent seeds from
+/// a master seed and indices (callers combine the indices into `z` first).
+pub fn splitmix64_mix(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,12 +396,4 @@ mod tests {
             assert!((a - want).abs() <= 1e-13 * want.max(1e-300), "len {len}");
         }
     }
-}
-
-/// SplitMix64's finaliser: a bijective mix of a 64-bit word, for deriving independent seeds from
-/// a master seed and indices (callers combine the indices into `z` first).
-pub fn splitmix64_mix(z: u64) -> u64 {
-    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
