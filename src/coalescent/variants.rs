@@ -356,7 +356,14 @@ impl Particle {
     }
 
     /// One stage of a stage-wise variant: proposes, merges, returns log ω.
-    fn step(&mut self, pb: &Problem, rng: &mut StdRng) -> Result<f64, SmcRunError> {
+    /// `leaf_gig`: MPOST1 with HL's normaliser only, this stage's ln_gig_full of every pair of
+    /// leaves (shared by all particles: it depends on λ_k and ε, not on r).
+    fn step(
+        &mut self,
+        pb: &Problem,
+        leaf_gig: &[f64],
+        rng: &mut StdRng,
+    ) -> Result<f64, SmcRunError> {
         let d = pb.d as f64;
         let lambda = pair_rate(self.active.len());
         let pairs = self.pairs();
@@ -385,24 +392,26 @@ impl Particle {
                 (a, b, delta, total - lambda.ln())
             }
             Variant::PostPost | Variant::Mpost1 => {
-                let mut dens = Vec::with_capacity(pairs.len());
                 let mut ln_i = Vec::with_capacity(pairs.len());
                 for &(a, b) in &pairs {
                     let mt = self.merge_time(pb, a, b, lambda)?;
                     // POST-POST always uses the true (truncated) integral; MPOST1 HL's Bessel
                     // formula, with the truncation factor only in exact mode.
+                    let (ia, ib) = (self.ids[a], self.ids[b]);
                     let li = if pb.variant == Variant::PostPost {
                         mt.ln_normaliser(WeightMode::Exact)
+                    } else if !leaf_gig.is_empty() && ia < pb.n && ib < pb.n {
+                        mt.ln_normaliser_untruncated_with(leaf_gig[ia.min(ib) * pb.n + ia.max(ib)])
                     } else {
                         mt.ln_normaliser(pb.mode)
                     };
                     ln_i.push(li - pb.ln_det_half);
-                    dens.push(mt);
                 }
                 let total = log_sum_exp(&ln_i);
                 let i = self.pick(&ln_i, total, rng)?;
                 let (a, b) = pairs[i];
-                (a, b, dens[i].sample(rng), total)
+                let mt = self.merge_time(pb, a, b, lambda)?;
+                (a, b, mt.sample(rng), total)
             }
             Variant::Mpost2 => {
                 let stage_const = -0.5 * d * (2.0 * PI).ln() - pb.ln_det_half;
@@ -525,6 +534,48 @@ fn kterm(lt: f64, e: f64) -> f64 {
     ln_bessel_k(lt, e.sqrt()) + lt / 2.0 * e.ln()
 }
 
+/// MPOST1 with HL's normaliser: ln_gig_full at stage `stage` (λ = C(n − stage + 1, 2)) of every
+/// pair of leaves still active in some particle, at i·n + j (i < j); empty for other variants and
+/// modes. About 3/5 of MPOST1's pair normalisers are between two leaves, the same in every
+/// particle; the values are bit-identical to computing them per particle.
+fn leaf_gig_table(
+    pb: &Problem,
+    particles: &[Particle],
+    eps: &[Arc<Vec<f64>>],
+    stage: usize,
+    parallel: bool,
+) -> Vec<f64> {
+    if pb.variant != Variant::Mpost1 || pb.mode != WeightMode::PaperFaithful {
+        return Vec::new();
+    }
+    let n = pb.n;
+    let mut live = vec![false; n];
+    for p in particles {
+        for &a in &p.active {
+            if p.ids[a] < n {
+                live[p.ids[a]] = true;
+            }
+        }
+    }
+    let lambda = pair_rate(n - stage + 1);
+    let row = |i: usize| -> Vec<f64> {
+        (0..n)
+            .map(|j| {
+                if j <= i || !live[i] || !live[j] {
+                    return f64::NAN;
+                }
+                MergeTime::new(lambda, 0.0, eps[i][j], pb.d).map_or(f64::NAN, |mt| mt.ln_gig_full())
+            })
+            .collect()
+    };
+    let rows: Vec<Vec<f64>> = if parallel {
+        (0..n).into_par_iter().map(row).collect()
+    } else {
+        (0..n).map(row).collect()
+    };
+    rows.concat()
+}
+
 /// Runs one SMC variant on whitened `data` (n rows of dimension d) and returns the weighted
 /// particle set and the log-evidence estimate.
 pub fn run_smc(
@@ -598,8 +649,10 @@ pub fn run_smc(
     let mut particles = vec![Particle::new(&pb, &eps, &kt); s.particles];
     let mut pop = Population::new(s.particles);
     for stage in 1..n {
-        let step =
-            |(p, part): (usize, &mut Particle)| part.step(&pb, &mut stream(s.seed, stage, p));
+        let leaf_gig = leaf_gig_table(&pb, &particles, &eps, stage, s.parallel);
+        let step = |(p, part): (usize, &mut Particle)| {
+            part.step(&pb, &leaf_gig, &mut stream(s.seed, stage, p))
+        };
         let omegas: Vec<Result<f64, SmcRunError>> = if s.parallel {
             particles.par_iter_mut().enumerate().map(step).collect()
         } else {

@@ -175,7 +175,7 @@ impl MergeTime {
 
     /// ln ∫₀^∞ V^{λ̃−1} exp(−ε/(2V) − ρV/2) dV = ln[2 (ε/ρ)^{λ̃/2} K_λ̃(√(ρε))]
     /// (+∞ when ε = 0 and d ≥ 2; closed form for d = 1).
-    fn ln_gig_full(&self) -> f64 {
+    pub(crate) fn ln_gig_full(&self) -> f64 {
         let z = self.rho.sqrt() * self.eps.sqrt();
         if self.d == 1 {
             // 2 (ε/ρ)^{1/4} K_{1/2}(z) = √(2π/ρ) e^{−z}, also at ε = 0.
@@ -191,8 +191,13 @@ impl MergeTime {
     /// HL's normaliser without their stage constant λ²/2 and without the truncation factor:
     /// log[ e^{ρr/2} (2π)^{−d/2} (ε/ρ)^{λ̃/2} K_λ̃(√(ρε)) ]  (+inf when eps == 0 and d >= 2).
     pub fn ln_normaliser_untruncated(&self) -> f64 {
-        0.5 * self.rho * self.r - 0.5 * self.d as f64 * LN_2PI - std::f64::consts::LN_2
-            + self.ln_gig_full()
+        self.ln_normaliser_untruncated_with(self.ln_gig_full())
+    }
+
+    /// [`MergeTime::ln_normaliser_untruncated`] given `gig_full` = `ln_gig_full()`, which depends
+    /// on ρ, ε and d only (so a caller can share it between densities that differ in r alone).
+    pub(crate) fn ln_normaliser_untruncated_with(&self, gig_full: f64) -> f64 {
+        0.5 * self.rho * self.r - 0.5 * self.d as f64 * LN_2PI - std::f64::consts::LN_2 + gig_full
     }
 
     /// For r > 0: whether the density of u = ln V decreases from ln r on (mode at or below r),
