@@ -167,6 +167,16 @@ fn matern32(r: f64, ell: f64) -> f64 {
 }
 
 impl Kernel {
+    /// The learnable parameters (ℓ, noise σ²): ℓ_x for a Matérn grid, and (σ², 0) for an
+    /// isotropic Φ, whose σ² plays the role of ℓ.
+    pub fn ell_and_noise(&self) -> (f64, f64) {
+        match self {
+            Kernel::Isotropic { sigma2, .. } => (*sigma2, 0.0),
+            Kernel::SquaredExp { ell, noise, .. } => (*ell, *noise),
+            Kernel::Matern32Grid { ell_x, noise, .. } => (*ell_x, *noise),
+        }
+    }
+
     /// HL synthetic-data placeholder of spec §5: positions τ_j = (j−1)/(d−1) (τ = 0 when d = 1).
     pub fn squared_exp_unit_grid(d: usize, ell: f64, noise: f64) -> Self {
         let positions = (0..d)

@@ -3,7 +3,7 @@
 //! (HL §3.2, §4.2–4.3; spec §3.4): build the tree(s) with the current Φ, draw one tree (a particle
 //! in proportion to its weight), slice-sample Φ's parameters given it, repeat.
 
-use super::covariance::{Covariance, CovarianceError, Kernel};
+use super::covariance::{Covariance, CovarianceError};
 use super::gig::WeightMode;
 use super::greedy::{greedy, GreedyRule};
 use super::history::{History, HistoryError};
@@ -210,11 +210,7 @@ pub struct Iteration {
 impl Iteration {
     /// ℓ (ℓ_x for a Matérn grid, σ² for an isotropic Φ) after the sweep.
     pub fn ell(&self) -> f64 {
-        match &self.covariance.kernel {
-            Kernel::Isotropic { sigma2, .. } => *sigma2,
-            Kernel::SquaredExp { ell, .. } => *ell,
-            Kernel::Matern32Grid { ell_x, .. } => *ell_x,
-        }
+        self.covariance.kernel.ell_and_noise().0
     }
 }
 
@@ -291,7 +287,7 @@ mod tests {
         let truth = hl_synthetic_covariance(16, 1e-2);
         let (_, x) = generate(24, &truth, 9).unwrap();
         let mut start = truth.clone();
-        if let Kernel::SquaredExp { ell, .. } = &mut start.kernel {
+        if let crate::coalescent::covariance::Kernel::SquaredExp { ell, .. } = &mut start.kernel {
             *ell = 0.2;
         }
         let s = MethodSettings {

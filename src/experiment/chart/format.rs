@@ -25,6 +25,19 @@ pub fn format_number_exact(v: f64, min: usize, max: usize) -> String {
     format_number(v, decimals)
 }
 
+/// Formats `v` with three significant digits (at most 8 decimals) and a typographic minus; "0"
+/// for zero and "–" for NaN or infinities (table cells of errors and runtimes).
+pub fn format_sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 8) as usize;
+    format_number(v, decimals)
+}
+
 /// Formats an axis tick value: at most 6 decimals, trailing zeros dropped,
 /// typographic minus (`-30.0` gives `−30`, `0.25` stays `0.25`).
 pub fn format_tick(v: f64) -> String {

@@ -81,7 +81,7 @@ pub use axis::padded_range;
 pub use color::{category_colors, diverging, qualitative_color, text_color_on, viridis};
 pub use dendrogram::{DendrogramChart, DendrogramPanel};
 pub use dot_range::{DotRangeChart, DotRangeRow};
-pub use format::{format_number, format_number_exact, format_tick};
+pub use format::{format_number, format_number_exact, format_sig3, format_tick};
 pub use graph_trees::GraphAndTreesChart;
 pub use heatmap::HeatmapChart;
 pub use line::{LineChart, LineSeries};

@@ -4,7 +4,7 @@
 
 use super::{LabelledMethod, SCORES};
 use crate::experiment::chart::{
-    format_number, save_chart, LineChart, LineSeries, TextRow, TextTable,
+    format_number, format_sig3, save_chart, LineChart, LineSeries, TextRow, TextTable,
 };
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, str_column, u64_column};
@@ -21,15 +21,6 @@ fn methods_of(names: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-/// Three significant digits (runtimes span microseconds to minutes).
-fn sig3(x: f64) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return format_number(x, 0);
-    }
-    let decimals = (2 - x.abs().log10().floor() as i32).clamp(0, 8) as usize;
-    format_number(x, decimals)
 }
 
 fn display(m: &str) -> String {
@@ -135,7 +126,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             hl.push(mu == best_score[k]);
         }
         let (mu, s) = runtime(m).unwrap_or((f64::NAN, f64::NAN));
-        cells.push(format!("{} ± {}", sig3(mu), sig3(s)));
+        cells.push(format!("{} ± {}", format_sig3(mu), format_sig3(s)));
         hl.push(false);
         rows.push(TextRow::data(cells, hl));
     }

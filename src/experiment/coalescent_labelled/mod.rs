@@ -333,9 +333,6 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
     let mean = f64_column(&t, "mean")?;
     let mut out = Vec::new();
     for i in 0..t.height() {
-        if measure[i] == "seconds" {
-            continue;
-        }
         let v = mean[i].unwrap_or(f64::NAN);
         out.push(Measure::new(
             format!("labelled.{}.{}", method[i], measure[i]),

@@ -92,14 +92,6 @@ pub fn start_covariance(c: &CovarianceSection, d: usize) -> Result<Covariance> {
     Ok(Covariance::new(kernel).with_jitter(jitter))
 }
 
-/// (ℓ, noise) of Φ (σ² and 0 for an isotropic Φ).
-fn params(c: &Covariance) -> (f64, f64) {
-    match &c.kernel {
-        Kernel::Isotropic { sigma2, .. } => (*sigma2, 0.0),
-        Kernel::SquaredExp { ell, noise, .. } => (*ell, *noise),
-        Kernel::Matern32Grid { ell_x, noise, .. } => (*ell_x, *noise),
-    }
-}
 
 /// Φ's (ℓ, noise) after an outer iteration and that iteration's SMC evidence estimate.
 type TracePoint = (f64, f64, Option<f64>);
@@ -158,7 +150,7 @@ fn fit_coalescent(
             let trace = its
                 .iter()
                 .map(|it| {
-                    let (l, n) = params(&it.covariance);
+                    let (l, n) = it.covariance.kernel.ell_and_noise();
                     (l, n, it.fit.log_evidence)
                 })
                 .collect();
@@ -200,7 +192,7 @@ fn run_subset(
                 let resamples = f.resamples;
                 (
                     f.best().clone(),
-                    Some(params(&cov)),
+                    Some(cov.kernel.ell_and_noise()),
                     f.log_evidence,
                     resamples,
                     trace,

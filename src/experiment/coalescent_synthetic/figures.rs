@@ -3,23 +3,11 @@
 
 use super::METRICS;
 use crate::coalescent::method::Method;
-use crate::experiment::chart::{format_number, save_chart, TextRow, TextTable};
+use crate::experiment::chart::{format_sig3, save_chart, TextRow, TextTable};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, str_column};
 use anyhow::Result;
 use std::path::Path;
-
-/// Three significant digits.
-fn sig3(x: f64) -> String {
-    if !x.is_finite() {
-        return "–".into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let decimals = (2 - x.abs().log10().floor() as i32).clamp(0, 8) as usize;
-    format_number(x, decimals)
-}
 
 /// Highlights: none for the label cell, then the lowest finite value(s).
 fn best_of(vals: &[f64]) -> Vec<bool> {
@@ -45,9 +33,9 @@ fn data_row(
         let (text, v) = match find(m) {
             Some((mean, sd, paper)) => {
                 let mu = mean.unwrap_or(f64::NAN);
-                let mut text = format!("{} ± {}", sig3(mu), sig3(sd.unwrap_or(f64::NAN)));
+                let mut text = format!("{} ± {}", format_sig3(mu), format_sig3(sd.unwrap_or(f64::NAN)));
                 if let Some(p) = paper {
-                    text.push_str(&format!(" ({})", sig3(p)));
+                    text.push_str(&format!(" ({})", format_sig3(p)));
                 }
                 (text, mu)
             }
