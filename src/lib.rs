@@ -50,6 +50,7 @@ pub mod flat;
 pub mod metrics;
 pub mod model;
 pub mod numeric;
+pub mod pydt;
 pub mod search;
 pub mod subset;
 pub mod tree;

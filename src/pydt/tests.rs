@@ -1,0 +1,562 @@
+//! Exactness tests of the PYDT prior, likelihood and generator against the spec's reference
+//! numbers (§6.1), enumeration of every tree (N ≤ 6) and dense Gaussian algebra.
+
+use super::bp::{self, Leaves, Messages};
+use super::generate::{ln_position_density, sample_leaves, sample_tree, walk};
+use super::params::{Params, Tables};
+use super::prior::{ln_structure_probability, ln_times_j_form, prior_terms};
+use super::tree::{Position, PydtTree};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::collections::HashMap;
+
+/// P0, P1, P2 of spec §6.1 (leaves A..E are 0..4).
+fn reference_trees() -> Vec<(PydtTree, Vec<Vec<f64>>)> {
+    let three = vec![vec![0.5, -0.2], vec![0.8, 0.1], vec![-1.0, 0.4]];
+    let five = vec![
+        vec![0.5, -0.2],
+        vec![0.8, 0.1],
+        vec![0.2, 0.3],
+        vec![-1.0, 0.4],
+        vec![-0.3, -0.9],
+    ];
+    // P0: root(4)@0.3 → {node(3)@0.6 → {A, B}, C}
+    let p0 = PydtTree::from_parents(
+        3,
+        &[Some(3), Some(3), Some(4), Some(4), None],
+        &[0., 0., 0., 0.6, 0.3],
+    )
+    .unwrap();
+    // P1: root(6)@0.3 → {node(5)@0.6 → {A, B, C}, D, E}
+    let p1 = PydtTree::from_parents(
+        5,
+        &[Some(5), Some(5), Some(5), Some(6), Some(6), Some(6), None],
+        &[0., 0., 0., 0., 0., 0.6, 0.3],
+    )
+    .unwrap();
+    // P2: root(8)@0.2 → {node(6)@0.5 → {node(5)@0.8 → {A, B}, C}, node(7)@0.7 → {D, E}}
+    let p2 = PydtTree::from_parents(
+        5,
+        &[
+            Some(5),
+            Some(5),
+            Some(6),
+            Some(7),
+            Some(7),
+            Some(6),
+            Some(8),
+            Some(8),
+            None,
+        ],
+        &[0., 0., 0., 0., 0., 0.8, 0.5, 0.7, 0.2],
+    )
+    .unwrap();
+    vec![(p0, three), (p1, five.clone()), (p2, five)]
+}
+
+#[test]
+fn spec_6_1_reference_values() {
+    // (log p(X|T,t), [(θ, α, c), Σ log S, Σ log T, total]) per tree.
+    let expected = [
+        (
+            -6.29641283192,
+            [
+                (
+                    (1.0, 0.0, 1.0),
+                    -2.48490664979,
+                    0.75537448589,
+                    -8.02594499583,
+                ),
+                (
+                    (0.5, 0.3, 1.5),
+                    -1.32059692370,
+                    0.59552818335,
+                    -7.02148157227,
+                ),
+            ],
+        ),
+        (
+            -9.94246581447,
+            [
+                (
+                    (1.0, 0.0, 1.0),
+                    -5.88610403145,
+                    0.61454852870,
+                    -15.21402131722,
+                ),
+                (
+                    (0.5, 0.3, 1.5),
+                    -4.27247941017,
+                    0.25234214245,
+                    -13.96260308219,
+                ),
+            ],
+        ),
+        (
+            -9.89833793726,
+            [
+                (
+                    (1.0, 0.0, 1.0),
+                    -7.27239839257,
+                    2.28929086231,
+                    -14.88144546752,
+                ),
+                (
+                    (0.5, 0.3, 1.5),
+                    -5.22408090554,
+                    1.20221076764,
+                    -13.92020807516,
+                ),
+            ],
+        ),
+    ];
+    let mut msgs = Messages::default();
+    for ((tree, x), (lik, rows)) in reference_trees().iter().zip(expected) {
+        let leaves = Leaves::exact(x);
+        let got = bp::ln_likelihood(tree, &leaves, 1.0, &mut msgs);
+        assert!((got - lik).abs() < 1e-9, "likelihood {got} vs {lik}");
+        for ((theta, alpha, c), ln_s, ln_t, total) in rows {
+            let p = Params::new(theta, alpha, c, 1.0).unwrap();
+            let tables = Tables::new(&p, tree.n_leaves());
+            let terms = prior_terms(tree, &p, &tables);
+            assert!(
+                (terms.ln_structure - ln_s).abs() < 1e-9,
+                "{} vs {ln_s}",
+                terms.ln_structure
+            );
+            assert!(
+                (terms.ln_times - ln_t).abs() < 1e-9,
+                "{} vs {ln_t}",
+                terms.ln_times
+            );
+            assert!((ln_times_j_form(tree, &p, &tables) - ln_t).abs() < 1e-9);
+            let joint = super::ln_joint(tree, &leaves, &p, &tables, &mut msgs);
+            assert!((joint - total).abs() < 1e-9, "{joint} vs {total}");
+        }
+    }
+}
+
+/// A tree shape: a leaf or an internal node with ≥ 2 children.
+#[derive(Clone, Debug)]
+enum Shape {
+    Leaf(usize),
+    Node(Vec<Shape>),
+}
+
+/// Every partition of `items` into blocks.
+fn set_partitions(items: &[usize]) -> Vec<Vec<Vec<usize>>> {
+    let Some((&first, rest)) = items.split_first() else {
+        return vec![vec![]];
+    };
+    let mut out = Vec::new();
+    for p in set_partitions(rest) {
+        for i in 0..p.len() {
+            let mut q = p.clone();
+            q[i].insert(0, first);
+            out.push(q);
+        }
+        let mut q = p;
+        q.insert(0, vec![first]);
+        out.push(q);
+    }
+    out
+}
+
+/// Every leaf-labelled rooted tree over `items` whose internal nodes have ≥ 2 children.
+fn all_shapes(items: &[usize]) -> Vec<Shape> {
+    if items.len() == 1 {
+        return vec![Shape::Leaf(items[0])];
+    }
+    let mut out = Vec::new();
+    for blocks in set_partitions(items).into_iter().filter(|b| b.len() >= 2) {
+        let mut acc: Vec<Vec<Shape>> = vec![vec![]];
+        for b in &blocks {
+            let subs = all_shapes(b);
+            acc = acc
+                .into_iter()
+                .flat_map(|prefix| {
+                    subs.iter().map(move |s| {
+                        let mut p = prefix.clone();
+                        p.push(s.clone());
+                        p
+                    })
+                })
+                .collect();
+        }
+        out.extend(acc.into_iter().map(Shape::Node));
+    }
+    out
+}
+
+/// A `PydtTree` of a shape, internal times by depth (the structure probability ignores them).
+fn shape_tree(n: usize, shape: &Shape) -> PydtTree {
+    let mut parents = vec![None; n];
+    let mut times = vec![0.0; n];
+    fn go(
+        s: &Shape,
+        parent: Option<usize>,
+        depth: usize,
+        n: usize,
+        parents: &mut Vec<Option<usize>>,
+        times: &mut Vec<f64>,
+    ) {
+        match s {
+            Shape::Leaf(i) => parents[*i] = parent,
+            Shape::Node(kids) => {
+                let id = parents.len();
+                parents.push(parent);
+                times.push(depth as f64 / (n + 1) as f64);
+                for k in kids {
+                    go(k, Some(id), depth + 1, n, parents, times);
+                }
+            }
+        }
+    }
+    go(shape, None, 1, n, &mut parents, &mut times);
+    PydtTree::from_parents(n, &parents, &times).unwrap()
+}
+
+fn settings() -> Vec<Params> {
+    [
+        (0.5, 0.3),
+        (1.0, 0.0),
+        (2.0, 0.7),
+        (-0.4, 0.2),
+        (0.0, 0.0),
+        (-0.6, 0.3),
+    ]
+    .into_iter()
+    .map(|(t, a)| Params::new(t, a, 1.0, 1.0).unwrap())
+    .collect()
+}
+
+#[test]
+fn structure_probabilities_sum_to_one() {
+    let counts = [1usize, 1, 4, 26, 236, 2752];
+    for n in 1..=6 {
+        let items: Vec<usize> = (0..n).collect();
+        let shapes = all_shapes(&items);
+        assert_eq!(shapes.len(), counts[n - 1], "trees over {n} leaves");
+        let trees: Vec<PydtTree> = shapes.iter().map(|s| shape_tree(n, s)).collect();
+        for p in settings() {
+            let tables = Tables::new(&p, n);
+            let total: f64 = trees
+                .iter()
+                .map(|t| ln_structure_probability(t, &tables).exp())
+                .sum();
+            assert!((total - 1.0).abs() < 1e-12, "n = {n}, {p:?}: {total}");
+            // Binary-only settings (θ + 2α = 0) give multifurcations probability 0.
+            if !p.multifurcating() {
+                for t in &trees {
+                    if t.n_internal() < n - 1 {
+                        assert_eq!(ln_structure_probability(t, &tables), f64::NEG_INFINITY);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pearson χ² p-value of observed counts against probabilities.
+fn chi_square_p(observed: &[f64], probs: &[f64]) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let total: f64 = observed.iter().sum();
+    let stat: f64 = observed
+        .iter()
+        .zip(probs)
+        .map(|(o, p)| (o - total * p).powi(2) / (total * p))
+        .sum();
+    let dof = (observed.len() - 1) as f64;
+    1.0 - ChiSquared::new(dof).unwrap().cdf(stat)
+}
+
+#[test]
+fn generator_topologies_match_structure_probabilities() {
+    let n = 4;
+    let items: Vec<usize> = (0..n).collect();
+    let shapes = all_shapes(&items);
+    for (seed, p) in [
+        (11u64, Params::new(0.5, 0.3, 1.0, 1.0).unwrap()),
+        (12, Params::ddt(0.7, 1.0).unwrap()),
+    ] {
+        let tables = Tables::new(&p, n);
+        let mut probs = HashMap::new();
+        for s in &shapes {
+            let t = shape_tree(n, s);
+            let lp = ln_structure_probability(&t, &tables);
+            if lp > f64::NEG_INFINITY {
+                probs.insert(t.clusters(), lp.exp());
+            }
+        }
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut counts: HashMap<Vec<Vec<usize>>, f64> = HashMap::new();
+        let draws = 20_000;
+        for _ in 0..draws {
+            let t = sample_tree(n, &p, &mut rng);
+            t.validate().unwrap();
+            *counts.entry(t.clusters()).or_default() += 1.0;
+        }
+        assert!(
+            counts.keys().all(|k| probs.contains_key(k)),
+            "a tree of probability 0 was drawn"
+        );
+        let keys: Vec<_> = probs.keys().cloned().collect();
+        let obs: Vec<f64> = keys
+            .iter()
+            .map(|k| counts.get(k).copied().unwrap_or(0.0))
+            .collect();
+        let pr: Vec<f64> = keys.iter().map(|k| probs[k]).collect();
+        let pv = chi_square_p(&obs, &pr);
+        assert!(
+            pv > 1e-3,
+            "{p:?}: χ² p-value {pv} over {} topologies",
+            keys.len()
+        );
+        assert_eq!(keys.len(), if p.multifurcating() { 26 } else { 15 });
+    }
+}
+
+/// A prior tree with its internal times redrawn away from 1 (t_v = t_pa + (1 − t_pa)·U(0.1, 0.5)):
+/// small c·rate puts divergences within 1e-16 of t = 1, where no dense algebra is accurate.
+fn tame_tree(n: usize, p: &Params, rng: &mut StdRng) -> PydtTree {
+    let mut tree = sample_tree(n, p, rng);
+    let mut order = Vec::new();
+    tree.postorder(&mut order);
+    for &v in order.iter().rev() {
+        if !tree.is_leaf(v) {
+            let tp = tree.parent_time(v);
+            tree.set_time(v, tp + (1.0 - tp) * (0.1 + 0.4 * rng.random::<f64>()));
+        }
+    }
+    tree.validate().unwrap();
+    tree
+}
+
+/// log N(x; 0, Σ) by Cholesky.
+fn dense_ln_normal(x: &[f64], cov: &[f64]) -> f64 {
+    let n = x.len();
+    let chol = nalgebra::DMatrix::from_row_slice(n, n, cov)
+        .cholesky()
+        .unwrap();
+    let l = chol.l();
+    let z = l
+        .solve_lower_triangular(&nalgebra::DVector::from_column_slice(x))
+        .unwrap();
+    let ln_det: f64 = (0..n).map(|i| l[(i, i)].ln()).sum::<f64>() * 2.0;
+    -0.5 * (n as f64 * (2.0 * std::f64::consts::PI).ln() + ln_det + z.norm_squared())
+}
+
+#[test]
+fn belief_propagation_equals_the_dense_gaussian() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut msgs = Messages::default();
+    for case in 0..40 {
+        let n = 2 + case % 7;
+        let (d, sigma2, noise) = (1 + case % 3, 0.3 + 0.1 * case as f64, [0.0, 0.25][case % 2]);
+        let p = Params::new(1.0 + (case % 3) as f64, 0.2, 1.0, sigma2).unwrap();
+        let tree = tame_tree(n, &p, &mut rng);
+        let x: Vec<Vec<f64>> = (0..n)
+            .map(|_| (0..d).map(|_| rng.random::<f64>() * 2.0 - 1.0).collect())
+            .collect();
+        let got = bp::ln_likelihood(&tree, &Leaves::with_noise(&x, noise), sigma2, &mut msgs);
+        let mut cov = tree.mrca_times();
+        for i in 0..n {
+            cov[i * n + i] += noise / sigma2;
+        }
+        cov.iter_mut().for_each(|c| *c *= sigma2);
+        let want: f64 = (0..d)
+            .map(|k| dense_ln_normal(&x.iter().map(|r| r[k]).collect::<Vec<_>>(), &cov))
+            .sum();
+        assert!(
+            (got - want).abs() < 1e-9 * want.abs().max(1.0),
+            "case {case}: {got} vs {want}"
+        );
+    }
+}
+
+/// Dense joint Gaussian of every node (1-D): Cov(x_a, x_b) = σ² t(lca(a, b)); condition on noisy
+/// leaves and compare marginals and edge statistics with the downward pass.
+#[test]
+fn downward_pass_matches_dense_conditioning() {
+    let mut rng = StdRng::seed_from_u64(8);
+    let mut msgs = Messages::default();
+    for case in 0..12 {
+        let n = 3 + case % 5;
+        let sigma2 = 0.7;
+        let noise = [0.0, 0.4][case % 2];
+        let p = Params::new(0.8, 0.3, 1.2, sigma2).unwrap();
+        let tree = tame_tree(n, &p, &mut rng);
+        let x: Vec<Vec<f64>> = (0..n)
+            .map(|_| vec![rng.random::<f64>() * 3.0 - 1.5])
+            .collect();
+        bp::upward(&tree, &Leaves::with_noise(&x, noise), sigma2, &mut msgs);
+        bp::downward(&tree, sigma2, &mut msgs);
+        let mut order = Vec::new();
+        tree.postorder(&mut order);
+        let ancestors = |v: usize| {
+            let mut a = vec![v];
+            let mut u = v;
+            while tree.node(u).parent != super::tree::NONE {
+                u = tree.node(u).parent;
+                a.push(u);
+            }
+            a
+        };
+        let lca_time = |a: usize, b: usize| {
+            let aa = ancestors(a);
+            let bb = ancestors(b);
+            aa.iter()
+                .find(|u| bb.contains(u))
+                .map(|&u| tree.time(u))
+                .unwrap()
+        };
+        let m = order.len();
+        let cov = |i: usize, j: usize| sigma2 * lca_time(order[i], order[j]);
+        let obs: Vec<usize> = (0..m).filter(|&i| order[i] < n).collect();
+        let no = obs.len();
+        let mut s_oo = nalgebra::DMatrix::zeros(no, no);
+        for (a, &i) in obs.iter().enumerate() {
+            for (b, &j) in obs.iter().enumerate() {
+                s_oo[(a, b)] = cov(i, j) + if a == b { noise } else { 0.0 };
+            }
+        }
+        let y = nalgebra::DVector::from_iterator(no, obs.iter().map(|&i| x[order[i]][0]));
+        let s_inv = s_oo.try_inverse().unwrap();
+        let s_ao = nalgebra::DMatrix::from_fn(m, no, |i, b| cov(i, obs[b]));
+        let mean = &s_ao * &s_inv * &y;
+        let post = nalgebra::DMatrix::from_fn(m, m, cov) - &s_ao * &s_inv * s_ao.transpose();
+        let idx: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        for (i, &v) in order.iter().enumerate() {
+            let (mu, var) = msgs.marginal(&tree, sigma2, v, 0);
+            assert!(
+                (mu - mean[i]).abs() < 1e-9 && (var - post[(i, i)]).abs() < 1e-9,
+                "case {case} node {v}"
+            );
+            let pa = tree.node(v).parent;
+            let want = if pa == super::tree::NONE {
+                mean[i].powi(2) + post[(i, i)]
+            } else {
+                let j = idx[&pa];
+                (mean[i] - mean[j]).powi(2) + post[(i, i)] + post[(j, j)] - 2.0 * post[(i, j)]
+            };
+            let got = msgs.edge_expected_sq(&tree, sigma2, v);
+            assert!(
+                (got - want).abs() < 1e-9,
+                "case {case} edge to {v}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// The single-point process is a probability distribution over positions: node atoms plus the
+/// integral of the segment densities (by quadrature) sum to 1, and `walk` draws node positions
+/// with the probabilities `ln_position_density` gives.
+#[test]
+fn position_density_normalises_and_matches_walk() {
+    let mut rng = StdRng::seed_from_u64(21);
+    for p in [
+        Params::new(0.5, 0.3, 0.8, 1.0).unwrap(),
+        Params::new(2.0, 0.6, 1.5, 1.0).unwrap(),
+    ] {
+        let tree = sample_tree(7, &p, &mut rng);
+        let tables = Tables::new(&p, 7);
+        let mut total = 0.0;
+        let mut order = Vec::new();
+        tree.postorder(&mut order);
+        for &v in &order {
+            if !tree.is_leaf(v) {
+                total += ln_position_density(&tree, &p, &tables, Position::Node(v)).exp();
+            }
+            // Integrate over s = −ln(1 − t) (dt = e^{−s} ds), trapezoid.
+            let (s0, s1) = (
+                -(-tree.parent_time(v)).ln_1p(),
+                if tree.is_leaf(v) {
+                    35.0
+                } else {
+                    -(-tree.time(v)).ln_1p()
+                },
+            );
+            let k = 200_000;
+            let h = (s1 - s0) / k as f64;
+            let f = |s: f64| {
+                let t = -(-s).exp_m1();
+                (ln_position_density(&tree, &p, &tables, Position::Segment { below: v, time: t })
+                    - s)
+                    .exp()
+            };
+            total +=
+                h * ((f(s0) + f(s1)) / 2.0 + (1..k).map(|i| f(s0 + i as f64 * h)).sum::<f64>());
+        }
+        assert!((total - 1.0).abs() < 1e-6, "{p:?}: {total}");
+        // Node atoms: frequencies of walk.
+        let draws = 40_000;
+        let mut hits: HashMap<usize, f64> = HashMap::new();
+        for _ in 0..draws {
+            if let Some(Position::Node(v)) = walk(&tree, &p, &tables, 1.0, &mut rng) {
+                *hits.entry(v).or_default() += 1.0;
+            }
+        }
+        for v in tree.internal_nodes() {
+            let q = ln_position_density(&tree, &p, &tables, Position::Node(v)).exp();
+            let f = hits.get(&v).copied().unwrap_or(0.0) / draws as f64;
+            assert!(
+                (f - q).abs() < 4.0 * (q * (1.0 - q) / draws as f64).sqrt() + 1e-4,
+                "node {v}: {f} vs {q}"
+            );
+        }
+    }
+}
+
+#[test]
+fn detach_and_attach_round_trip() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let p = Params::new(1.0, 0.4, 1.0, 1.0).unwrap();
+    for _ in 0..200 {
+        let tree = sample_tree(8, &p, &mut rng);
+        let mut order = Vec::new();
+        tree.postorder(&mut order);
+        let s = order[rng.random_range(0..order.len() - 1)];
+        let mut t2 = tree.clone();
+        let pos = t2.detach(s);
+        t2.attach(s, pos);
+        t2.validate().unwrap();
+        assert_eq!(t2.clusters(), tree.clusters());
+        assert_eq!(t2.mrca_times(), tree.mrca_times());
+    }
+}
+
+#[test]
+fn generated_leaves_have_the_tree_covariance() {
+    // E[x_i x_j] = σ² t_mrca(i, j): Monte-Carlo over 20,000 draws on one fixed tree.
+    let (tree, _) = reference_trees().remove(2);
+    let mut rng = StdRng::seed_from_u64(5);
+    let sigma2 = 1.7;
+    let draws = 20_000;
+    let mut acc = [0.0; 25];
+    for _ in 0..draws {
+        let x = sample_leaves(&tree, 1, sigma2, &mut rng);
+        for i in 0..5 {
+            for j in 0..5 {
+                acc[i * 5 + j] += x[i][0] * x[j][0] / draws as f64;
+            }
+        }
+    }
+    for (a, t) in acc.iter().zip(tree.mrca_times()) {
+        assert!((a - sigma2 * t).abs() < 0.06, "{a} vs {}", sigma2 * t);
+    }
+}
+
+#[test]
+fn parameters_out_of_range_are_refused() {
+    for (t, a, c, s) in [
+        (0.0, 1.0, 1.0, 1.0),
+        (0.0, -0.1, 1.0, 1.0),
+        (-0.7, 0.3, 1.0, 1.0),
+        (0.0, 0.0, 0.0, 1.0),
+        (0.0, 0.0, 1.0, -1.0),
+        (f64::NAN, 0.0, 1.0, 1.0),
+    ] {
+        let e = Params::new(t, a, c, s).unwrap_err().to_string();
+        assert!(e.contains("out of range") && !e.contains('\n'), "{e}");
+    }
+}
