@@ -99,7 +99,7 @@ impl Messages {
     /// [`downward`].
     pub fn outside(&self, tree: &PydtTree, sigma2: f64, v: usize, k: usize) -> (f64, f64) {
         let i = v * self.d + k;
-        let gamma = sigma2 * (tree.time(v) - tree.parent_time(v));
+        let gamma = sigma2 * tree.branch_length(v);
         (self.cav_mean[i], self.cav_var[i] + gamma)
     }
 
@@ -117,7 +117,7 @@ impl Messages {
     /// Σ_k E[(x_{vk} − x_{uk})²] over the edge from v's parent u (the zero node for the root) to v
     /// (spec §2.5, edge statistics); needs [`downward`].
     pub fn edge_expected_sq(&self, tree: &PydtTree, sigma2: f64, v: usize) -> f64 {
-        let gamma = sigma2 * (tree.time(v) - tree.parent_time(v));
+        let gamma = sigma2 * tree.branch_length(v);
         (0..self.d)
             .map(|k| {
                 let i = v * self.d + k;
@@ -144,11 +144,10 @@ pub fn upward(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages
             continue;
         }
         msgs.acc.iter_mut().for_each(|x| *x = 0.0);
-        let tv = tree.time(v);
         let mut k_children = 0.0;
         for c in tree.children(v) {
             k_children += 1.0;
-            let g = sigma2 * (tree.time(c) - tv);
+            let g = sigma2 * tree.branch_length(c);
             for k in 0..d {
                 let s = msgs.w[c * d + k] + g;
                 let m = msgs.mu[c * d + k];
@@ -171,7 +170,7 @@ pub fn upward(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages
         total += ln_z;
     }
     let r = tree.root();
-    let g = sigma2 * tree.time(r);
+    let g = sigma2 * tree.branch_length(r);
     for k in 0..d {
         let var = msgs.w[r * d + k] + g;
         let m = msgs.mu[r * d + k];
@@ -201,9 +200,8 @@ pub fn downward(tree: &PydtTree, sigma2: f64, msgs: &mut Messages) {
         if tree.is_leaf(v) {
             continue;
         }
-        let tv = tree.time(v);
         // Message into v from outside: N(ν, ω); for the root ν = 0, ω = σ² t_root.
-        let gv = sigma2 * (tv - tree.parent_time(v));
+        let gv = sigma2 * tree.branch_length(v);
         sums.iter_mut().for_each(|x| *x = 0.0);
         for k in 0..d {
             let om = msgs.cav_var[v * d + k] + gv;
@@ -211,7 +209,7 @@ pub fn downward(tree: &PydtTree, sigma2: f64, msgs: &mut Messages) {
             sums[d + k] = msgs.cav_mean[v * d + k] / om;
         }
         for c in tree.children(v) {
-            let g = sigma2 * (tree.time(c) - tv);
+            let g = sigma2 * tree.branch_length(c);
             for k in 0..d {
                 let s = msgs.w[c * d + k] + g;
                 sums[k] += 1.0 / s;
@@ -219,7 +217,7 @@ pub fn downward(tree: &PydtTree, sigma2: f64, msgs: &mut Messages) {
             }
         }
         for c in tree.children(v) {
-            let g = sigma2 * (tree.time(c) - tv);
+            let g = sigma2 * tree.branch_length(c);
             for k in 0..d {
                 let s = msgs.w[c * d + k] + g;
                 let p = sums[k] - 1.0 / s;
@@ -247,17 +245,19 @@ pub fn sample_locations<R: Rng + ?Sized>(
     let mut stack = vec![tree.root()];
     while let Some(v) = stack.pop() {
         let p = tree.node(v).parent;
-        let tau = tree.time(v) - tree.parent_time(v);
+        let tau = tree.branch_length(v);
         for k in 0..d {
             let xp = if p == NONE { 0.0 } else { x[p * d + k] };
             let (mu, w) = (msgs.mu[v * d + k], msgs.w[v * d + k]);
             x[v * d + k] = if w == 0.0 {
                 mu
             } else {
-                let prec = 1.0 / (sigma2 * tau) + 1.0 / w;
-                let mean = (xp / (sigma2 * tau) + mu / w) / prec;
+                // N(x_p, g)·N(μ, w) in a form that stays finite for branches of length ~0.
+                let g = sigma2 * tau;
+                let mean = xp + (mu - xp) * (g / (g + w));
+                let var = g * w / (g + w);
                 let z: f64 = StandardNormal.sample(rng);
-                mean + z / prec.sqrt()
+                mean + z * var.sqrt()
             };
         }
         stack.extend(tree.children(v));

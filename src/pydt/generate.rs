@@ -2,7 +2,8 @@
 //! the detach/reattach proposal of the sampler reuses (spec §2.8 step 3 and step 5).
 //!
 //! A new point starts at the zero node. On a segment u→v traversed by m earlier points it
-//! diverges at t_d = A⁻¹(A(t_u) + E/rate(m)), E ~ Exp(1), if t_d < t_v; otherwise at the internal
+//! diverges at t_d = A⁻¹(A(t_u) + E/rate(m)), E ~ Exp(1), i.e. s_d = s_u + E/(c·rate(m)) on the
+//! log scale s = −ln(1 − t) of [`super::tree`], if t_d < t_v; otherwise at the internal
 //! node v it follows child k with probability (n_k − α)/(m + θ) or starts a new branch with
 //! probability (θ + αK)/(m + θ). Locations are Brownian: x_v ~ N(x_{pa(v)}, σ²(t_v − t_{pa(v)}) I).
 //!
@@ -14,36 +15,27 @@ use super::tree::{Position, PydtTree, NONE};
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
-/// The largest double below 1: a divergence time that rounds to 1 on a leaf's segment (possible
-/// for small c, where divergences crowd towards t = 1) is moved here so leaves stay distinct.
-pub const LAST_TIME: f64 = 1.0 - f64::EPSILON / 2.0;
-
 /// One point's walk down `tree` (counts as they are). Returns where it diverges, or `None` when
-/// that place is not earlier than `t_max` (the detach/reattach validity rule: a subtree whose root
-/// is at `t_max` can only hang from earlier positions). `t_max = 1` never fails.
+/// that place is not earlier than log-scale time `s_max` (the detach/reattach validity rule: a
+/// subtree whose root is at `s_max` can only hang from earlier positions). `s_max = ∞` never
+/// fails.
 pub fn walk<R: Rng + ?Sized>(
     tree: &PydtTree,
     params: &Params,
     tables: &Tables,
-    t_max: f64,
+    s_max: f64,
     rng: &mut R,
 ) -> Option<Position> {
-    let mut t_u = 0.0;
+    let mut s_u = 0.0;
     let mut v = tree.root();
     loop {
         let node = tree.node(v);
         let e: f64 = Exp1.sample(rng);
-        let mut t_d = params.inv_cum_hazard(params.cum_hazard(t_u) + e / tables.rate(node.leaves));
-        if tree.is_leaf(v) || t_d < node.time {
-            if t_d >= 1.0 {
-                t_d = LAST_TIME;
-            }
-            return (t_d < t_max && t_d > t_u).then_some(Position::Segment {
-                below: v,
-                time: t_d,
-            });
+        let s_d = s_u + e / (params.c * tables.rate(node.leaves));
+        if s_d < node.s {
+            return (s_d < s_max && s_d > s_u).then_some(Position::Segment { below: v, s: s_d });
         }
-        if node.time >= t_max {
+        if node.s >= s_max {
             return None;
         }
         let m = node.leaves as f64;
@@ -60,7 +52,7 @@ pub fn walk<R: Rng + ?Sized>(
         if next == NONE {
             return Some(Position::Node(v));
         }
-        t_u = node.time;
+        s_u = node.s;
         v = next;
     }
 }
@@ -84,20 +76,19 @@ pub fn ln_position_density(
         v = tree.node(v).parent;
         path.push(v);
     }
+    // Cumulative hazard A = c·s; the divergence density is with respect to t, log a(t) = log c + s.
     let mut ln_q = 0.0;
     let mut a_u = 0.0;
     for (i, &v) in path.iter().enumerate().rev() {
         let node = tree.node(v);
         let r = tables.rate(node.leaves);
         if i == 0 {
-            if let Position::Segment { time, .. } = pos {
-                let a_d = params.cum_hazard(time);
-                return ln_q - (a_d - a_u) * r
-                    + params.ln_hazard(time)
-                    + tables.ln_rate(node.leaves);
+            if let Position::Segment { s, .. } = pos {
+                let a_d = params.c * s;
+                return ln_q - (a_d - a_u) * r + params.c.ln() + s + tables.ln_rate(node.leaves);
             }
         }
-        let a_v = params.cum_hazard(node.time);
+        let a_v = params.c * node.s;
         ln_q -= (a_v - a_u) * r;
         if i == 0 {
             return ln_q + tables.ln_new_branch(node.n_children, node.leaves);
@@ -114,8 +105,8 @@ pub fn sample_tree<R: Rng + ?Sized>(n: usize, params: &Params, rng: &mut R) -> P
     let mut tree = PydtTree::single(n);
     for i in 1..n {
         let pos = loop {
-            // Only fails if t_d rounds onto an existing time (measure zero); try again.
-            if let Some(p) = walk(&tree, params, &tables, 1.0, rng) {
+            // Never fails with s_max = ∞ (kept as a loop for a divergence exactly at s_u).
+            if let Some(p) = walk(&tree, params, &tables, f64::INFINITY, rng) {
                 break p;
             }
         };
@@ -136,7 +127,7 @@ pub fn sample_leaves<R: Rng + ?Sized>(
     let mut stack = vec![tree.root()];
     while let Some(v) = stack.pop() {
         let p = tree.node(v).parent;
-        let sd = (sigma2 * (tree.time(v) - tree.parent_time(v))).sqrt();
+        let sd = (sigma2 * tree.branch_length(v)).sqrt();
         let base = if p == NONE {
             vec![0.0; d]
         } else {

@@ -10,13 +10,21 @@
 //! - [`prior`]: structure and time factors, the J form, the structure probability.
 //! - [`bp`]: belief propagation (likelihood, cavities, edge statistics, location sampling).
 //! - [`generate`]: the generative process and the single-point path density.
+//! - [`mcmc`]: the collapsed sampler (detach/reattach, times, hyper-parameters, probit).
+//! - [`probit`]: binary data through a probit link.
 
 pub mod bp;
 pub mod generate;
+pub mod mcmc;
 pub mod params;
 pub mod prior;
+pub mod probit;
 pub mod tree;
 
+#[cfg(test)]
+mod mcmc_tests;
+#[cfg(test)]
+mod test_util;
 #[cfg(test)]
 mod tests;
 

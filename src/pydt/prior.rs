@@ -33,10 +33,10 @@ pub fn ln_structure_factor(tree: &PydtTree, v: usize, tables: &Tables) -> f64 {
 
 /// log T_v of internal node `v` (segment form, eqs 10–11).
 pub fn ln_time_factor(tree: &PydtTree, v: usize, params: &Params, tables: &Tables) -> f64 {
-    let t = tree.time(v);
-    let tp = tree.parent_time(v);
+    // With s = −ln(1 − t): log a(t) = log c + s and A(t) = c·s.
+    let (sv, sp) = (tree.s(v), tree.parent_s(v));
     let m = tree.node(v).leaves;
-    params.ln_hazard(t) + (params.cum_hazard(tp) - params.cum_hazard(t)) * tables.h(m - 1)
+    params.c.ln() + sv + params.c * (sp - sv) * tables.h(m - 1)
 }
 
 /// J_v = H_{m−1} − Σ_k H_{n_k−1} (eq. 14): the exponent of (1 − t_v) in the per-node time factor
@@ -68,9 +68,7 @@ pub fn prior_terms(tree: &PydtTree, params: &Params, tables: &Tables) -> PriorTe
 pub fn ln_times_j_form(tree: &PydtTree, params: &Params, tables: &Tables) -> f64 {
     tree.internal_nodes()
         .into_iter()
-        .map(|v| {
-            params.c.ln() + (params.c * j_value(tree, v, tables) - 1.0) * (-tree.time(v)).ln_1p()
-        })
+        .map(|v| params.c.ln() - (params.c * j_value(tree, v, tables) - 1.0) * tree.s(v))
         .sum()
 }
 

@@ -5,6 +5,7 @@ use super::bp::{self, Leaves, Messages};
 use super::generate::{ln_position_density, sample_leaves, sample_tree, walk};
 use super::params::{Params, Tables};
 use super::prior::{ln_structure_probability, ln_times_j_form, prior_terms};
+use super::test_util::{all_shapes, chi_square_p, shape_tree, tame_tree};
 use super::tree::{Position, PydtTree};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -136,86 +137,6 @@ fn spec_6_1_reference_values() {
     }
 }
 
-/// A tree shape: a leaf or an internal node with ≥ 2 children.
-#[derive(Clone, Debug)]
-enum Shape {
-    Leaf(usize),
-    Node(Vec<Shape>),
-}
-
-/// Every partition of `items` into blocks.
-fn set_partitions(items: &[usize]) -> Vec<Vec<Vec<usize>>> {
-    let Some((&first, rest)) = items.split_first() else {
-        return vec![vec![]];
-    };
-    let mut out = Vec::new();
-    for p in set_partitions(rest) {
-        for i in 0..p.len() {
-            let mut q = p.clone();
-            q[i].insert(0, first);
-            out.push(q);
-        }
-        let mut q = p;
-        q.insert(0, vec![first]);
-        out.push(q);
-    }
-    out
-}
-
-/// Every leaf-labelled rooted tree over `items` whose internal nodes have ≥ 2 children.
-fn all_shapes(items: &[usize]) -> Vec<Shape> {
-    if items.len() == 1 {
-        return vec![Shape::Leaf(items[0])];
-    }
-    let mut out = Vec::new();
-    for blocks in set_partitions(items).into_iter().filter(|b| b.len() >= 2) {
-        let mut acc: Vec<Vec<Shape>> = vec![vec![]];
-        for b in &blocks {
-            let subs = all_shapes(b);
-            acc = acc
-                .into_iter()
-                .flat_map(|prefix| {
-                    subs.iter().map(move |s| {
-                        let mut p = prefix.clone();
-                        p.push(s.clone());
-                        p
-                    })
-                })
-                .collect();
-        }
-        out.extend(acc.into_iter().map(Shape::Node));
-    }
-    out
-}
-
-/// A `PydtTree` of a shape, internal times by depth (the structure probability ignores them).
-fn shape_tree(n: usize, shape: &Shape) -> PydtTree {
-    let mut parents = vec![None; n];
-    let mut times = vec![0.0; n];
-    fn go(
-        s: &Shape,
-        parent: Option<usize>,
-        depth: usize,
-        n: usize,
-        parents: &mut Vec<Option<usize>>,
-        times: &mut Vec<f64>,
-    ) {
-        match s {
-            Shape::Leaf(i) => parents[*i] = parent,
-            Shape::Node(kids) => {
-                let id = parents.len();
-                parents.push(parent);
-                times.push(depth as f64 / (n + 1) as f64);
-                for k in kids {
-                    go(k, Some(id), depth + 1, n, parents, times);
-                }
-            }
-        }
-    }
-    go(shape, None, 1, n, &mut parents, &mut times);
-    PydtTree::from_parents(n, &parents, &times).unwrap()
-}
-
 fn settings() -> Vec<Params> {
     [
         (0.5, 0.3),
@@ -255,19 +176,6 @@ fn structure_probabilities_sum_to_one() {
             }
         }
     }
-}
-
-/// Pearson χ² p-value of observed counts against probabilities.
-fn chi_square_p(observed: &[f64], probs: &[f64]) -> f64 {
-    use statrs::distribution::{ChiSquared, ContinuousCDF};
-    let total: f64 = observed.iter().sum();
-    let stat: f64 = observed
-        .iter()
-        .zip(probs)
-        .map(|(o, p)| (o - total * p).powi(2) / (total * p))
-        .sum();
-    let dof = (observed.len() - 1) as f64;
-    1.0 - ChiSquared::new(dof).unwrap().cdf(stat)
 }
 
 #[test]
@@ -314,22 +222,6 @@ fn generator_topologies_match_structure_probabilities() {
         );
         assert_eq!(keys.len(), if p.multifurcating() { 26 } else { 15 });
     }
-}
-
-/// A prior tree with its internal times redrawn away from 1 (t_v = t_pa + (1 − t_pa)·U(0.1, 0.5)):
-/// small c·rate puts divergences within 1e-16 of t = 1, where no dense algebra is accurate.
-fn tame_tree(n: usize, p: &Params, rng: &mut StdRng) -> PydtTree {
-    let mut tree = sample_tree(n, p, rng);
-    let mut order = Vec::new();
-    tree.postorder(&mut order);
-    for &v in order.iter().rev() {
-        if !tree.is_leaf(v) {
-            let tp = tree.parent_time(v);
-            tree.set_time(v, tp + (1.0 - tp) * (0.1 + 0.4 * rng.random::<f64>()));
-        }
-    }
-    tree.validate().unwrap();
-    tree
 }
 
 /// log N(x; 0, Σ) by Cholesky.
@@ -468,20 +360,11 @@ fn position_density_normalises_and_matches_walk() {
                 total += ln_position_density(&tree, &p, &tables, Position::Node(v)).exp();
             }
             // Integrate over s = −ln(1 − t) (dt = e^{−s} ds), trapezoid.
-            let (s0, s1) = (
-                -(-tree.parent_time(v)).ln_1p(),
-                if tree.is_leaf(v) {
-                    35.0
-                } else {
-                    -(-tree.time(v)).ln_1p()
-                },
-            );
+            let (s0, s1) = (tree.parent_s(v), tree.s(v).min(60.0));
             let k = 200_000;
             let h = (s1 - s0) / k as f64;
             let f = |s: f64| {
-                let t = -(-s).exp_m1();
-                (ln_position_density(&tree, &p, &tables, Position::Segment { below: v, time: t })
-                    - s)
+                (ln_position_density(&tree, &p, &tables, Position::Segment { below: v, s }) - s)
                     .exp()
             };
             total +=
@@ -492,7 +375,7 @@ fn position_density_normalises_and_matches_walk() {
         let draws = 40_000;
         let mut hits: HashMap<usize, f64> = HashMap::new();
         for _ in 0..draws {
-            if let Some(Position::Node(v)) = walk(&tree, &p, &tables, 1.0, &mut rng) {
+            if let Some(Position::Node(v)) = walk(&tree, &p, &tables, f64::INFINITY, &mut rng) {
                 *hits.entry(v).or_default() += 1.0;
             }
         }

@@ -1,6 +1,11 @@
 //! Multifurcating trees with divergence times (spec §2.1).
 //!
-//! Leaves are nodes `0..n` (time 1); internal nodes follow. The zero node (time 0, location 0)
+//! Times are stored on the log scale s = −ln(1 − t) ∈ (0, ∞], the divergence hazard's own clock
+//! (A(t) = c·s): near t = 1, where divergences crowd when c is small, a double holds t only to
+//! 1e-16 but s to full relative precision, and branch lengths t_v − t_u are computed from s
+//! without cancellation ([`PydtTree::branch_length`]). Leaves sit at s = ∞ (t = 1).
+//!
+//! Leaves are nodes `0..n`; internal nodes follow. The zero node (time 0, location 0)
 //! is implicit: it is the parent of [`PydtTree::root`]. Children are kept as sibling lists so a
 //! node is `Copy` and a whole tree can be saved and restored without allocating
 //! (`clone_from`), which the Metropolis–Hastings moves do on every proposal. Every node records
@@ -11,7 +16,7 @@ use super::PydtError;
 /// "No node" in parent/child/sibling links.
 pub const NONE: usize = usize::MAX;
 
-/// One node: links, leaf count below it and divergence time (1 for a leaf).
+/// One node: links, leaf count below it and divergence time on the log scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Node {
     /// Parent (`NONE` for the root, whose parent is the zero node, and for free slots).
@@ -24,8 +29,8 @@ pub struct Node {
     pub n_children: usize,
     /// Number of leaves below (1 for a leaf).
     pub leaves: usize,
-    /// Divergence time (1 for a leaf).
-    pub time: f64,
+    /// Divergence time as s = −ln(1 − t) (∞ for a leaf).
+    pub s: f64,
 }
 
 impl Node {
@@ -36,21 +41,22 @@ impl Node {
             next_sibling: NONE,
             n_children: 0,
             leaves: 1,
-            time: 1.0,
+            s: f64::INFINITY,
         }
     }
 }
 
-/// Where a subtree is (or can be) attached (spec §2.8): on the segment above `below` at `time`
-/// (a new internal node is created there) or as an extra child of an existing internal node.
+/// Where a subtree is (or can be) attached (spec §2.8): on the segment above `below` at log-scale
+/// time `s` (a new internal node is created there) or as an extra child of an existing internal
+/// node.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Position {
-    /// On the segment from `below`'s parent (or the zero node) to `below`, at `time`.
+    /// On the segment from `below`'s parent (or the zero node) to `below`, at `s`.
     Segment {
         /// The lower end of the segment.
         below: usize,
-        /// The divergence time, strictly between the segment's ends.
-        time: f64,
+        /// The divergence time s = −ln(1 − t), strictly between the segment's ends.
+        s: f64,
     },
     /// As an extra child of this internal node.
     Node(usize),
@@ -97,13 +103,22 @@ impl PydtTree {
         t.nodes.resize(total, Node::leaf());
         let mut root = None;
         for (v, (node, &time)) in t.nodes.iter_mut().zip(times).enumerate() {
+            if v >= n && !(time > 0.0 && time < 1.0) {
+                return Err(PydtError::Tree(format!(
+                    "internal node {v} has time {time}; times must lie in (0, 1)"
+                )));
+            }
             *node = Node {
                 parent: NONE,
                 first_child: NONE,
                 next_sibling: NONE,
                 n_children: 0,
                 leaves: usize::from(v < n),
-                time: if v < n { 1.0 } else { time },
+                s: if v < n {
+                    f64::INFINITY
+                } else {
+                    -(-time).ln_1p()
+                },
             };
         }
         // Children in increasing id order (push to the front in reverse).
@@ -152,24 +167,46 @@ impl PydtTree {
         &self.nodes[v]
     }
 
-    /// Divergence time of `v`.
+    /// Divergence time t of `v` (1 for a leaf).
     pub fn time(&self, v: usize) -> f64 {
-        self.nodes[v].time
+        -(-self.nodes[v].s).exp_m1()
     }
 
-    /// Time of `v`'s parent (0 for the root: the zero node).
+    /// Divergence time of `v` on the log scale, s = −ln(1 − t) (∞ for a leaf).
+    pub fn s(&self, v: usize) -> f64 {
+        self.nodes[v].s
+    }
+
+    /// Time t of `v`'s parent (0 for the root: the zero node).
     pub fn parent_time(&self, v: usize) -> f64 {
+        -(-self.parent_s(v)).exp_m1()
+    }
+
+    /// Log-scale time of `v`'s parent (0 for the root).
+    pub fn parent_s(&self, v: usize) -> f64 {
         let p = self.nodes[v].parent;
         if p == NONE {
             0.0
         } else {
-            self.nodes[p].time
+            self.nodes[p].s
         }
     }
 
-    /// Set the divergence time of internal node `v` (the caller keeps the order constraints).
+    /// Length t_v − t_{pa(v)} of the branch above `v`, without cancellation:
+    /// e^{−s_pa}·(1 − e^{−(s_v − s_pa)}).
+    pub fn branch_length(&self, v: usize) -> f64 {
+        let sp = self.parent_s(v);
+        (-sp).exp() * -(-(self.nodes[v].s - sp)).exp_m1()
+    }
+
+    /// Set the divergence time t of internal node `v` (the caller keeps the order constraints).
     pub fn set_time(&mut self, v: usize, t: f64) {
-        self.nodes[v].time = t;
+        self.nodes[v].s = -(-t).ln_1p();
+    }
+
+    /// Set the log-scale divergence time s of internal node `v`.
+    pub fn set_s(&mut self, v: usize, s: f64) {
+        self.nodes[v].s = s;
     }
 
     /// Whether `v` is a leaf.
@@ -222,20 +259,22 @@ impl PydtTree {
         let attached = order.iter().filter(|&&v| v < self.n).count();
         for &v in &order {
             let nd = &self.nodes[v];
-            let tp = self.parent_time(v);
-            if nd.time.partial_cmp(&tp) != Some(std::cmp::Ordering::Greater) {
+            let sp = self.parent_s(v);
+            if nd.s.partial_cmp(&sp) != Some(std::cmp::Ordering::Greater) {
                 return Err(PydtError::Tree(format!(
-                    "node {v} at time {} is not after its parent's time {tp}",
-                    nd.time
+                    "node {v} at time {} is not after its parent's time {}",
+                    self.time(v),
+                    self.parent_time(v)
                 )));
             }
             if v < self.n {
                 continue;
             }
-            if nd.time.partial_cmp(&1.0) != Some(std::cmp::Ordering::Less) || nd.n_children < 2 {
+            if !nd.s.is_finite() || nd.n_children < 2 {
                 return Err(PydtError::Tree(format!(
                     "internal node {v}: time {} (needs < 1), {} children (needs >= 2)",
-                    nd.time, nd.n_children
+                    self.time(v),
+                    nd.n_children
                 )));
             }
             let kids: Vec<usize> = self.children(v).collect();
@@ -293,14 +332,14 @@ impl PydtTree {
         }
     }
 
-    fn alloc(&mut self, time: f64) -> usize {
+    fn alloc(&mut self, s: f64) -> usize {
         let node = Node {
             parent: NONE,
             first_child: NONE,
             next_sibling: NONE,
             n_children: 0,
             leaves: 0,
-            time,
+            s,
         };
         match self.free.pop() {
             Some(v) => {
@@ -324,7 +363,7 @@ impl PydtTree {
                 self.add_leaves_upwards(v, s_leaves);
                 None
             }
-            Position::Segment { below, time } => {
+            Position::Segment { below, s: time } => {
                 let w = self.alloc(time);
                 let p = self.nodes[below].parent;
                 self.replace_child(p, below, w);
@@ -351,12 +390,12 @@ impl PydtTree {
         }
         let q = self.nodes[p].first_child;
         let gp = self.nodes[p].parent;
-        let time = self.nodes[p].time;
+        let s = self.nodes[p].s;
         self.remove_child(p, q);
         self.replace_child(gp, p, q);
         self.nodes[p].parent = NONE;
         self.free.push(p);
-        Position::Segment { below: q, time }
+        Position::Segment { below: q, s }
     }
 
     /// Divergence times of the most recent common ancestors, row-major n × n (diagonal 1): the
@@ -373,7 +412,7 @@ impl PydtTree {
                 continue;
             }
             let kids: Vec<usize> = self.children(v).collect();
-            let t = self.nodes[v].time;
+            let t = self.time(v);
             for (a, &ka) in kids.iter().enumerate() {
                 for &kb in &kids[a + 1..] {
                     for &i in &below[ka] {
