@@ -12,10 +12,13 @@
 //! - [`generate`]: the generative process and the single-point path density.
 //! - [`mcmc`]: the collapsed sampler (detach/reattach, times, hyper-parameters, probit).
 //! - [`probit`]: binary data through a probit link.
+//! - [`newick`]: Newick I/O with times; [`metrics`]: purity, subtree score, ARI on multifurcations.
 
 pub mod bp;
 pub mod generate;
 pub mod mcmc;
+pub mod metrics;
+pub mod newick;
 pub mod params;
 pub mod prior;
 pub mod probit;

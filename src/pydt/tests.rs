@@ -443,3 +443,61 @@ fn parameters_out_of_range_are_refused() {
         assert!(e.contains("out of range") && !e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+fn newick_round_trips_with_times_and_multifurcations() {
+    let mut rng = StdRng::seed_from_u64(17);
+    let p = Params::new(2.0, 0.5, 1.0, 1.0).unwrap();
+    let mut saw_multifurcation = false;
+    for _ in 0..50 {
+        let tree = tame_tree(9, &p, &mut rng);
+        saw_multifurcation |= tree.n_internal() < 8;
+        let s = super::newick::to_newick(&tree, None).unwrap();
+        let back = super::newick::from_newick(&s, None).unwrap();
+        assert_eq!(back.clusters(), tree.clusters(), "{s}");
+        for (a, b) in back.mrca_times().iter().zip(tree.mrca_times()) {
+            assert!((a - b).abs() < 1e-12, "{s}");
+        }
+    }
+    assert!(saw_multifurcation);
+    let names: Vec<String> = ["a b", "it's", "c"].iter().map(|s| s.to_string()).collect();
+    let (p0, _) = reference_trees().remove(0);
+    let s = super::newick::to_newick(&p0, Some(&names)).unwrap();
+    assert!(
+        s.starts_with("(c:0.7")
+            && s.contains("('a b':0.4")
+            && s.contains("'it''s':0.4")
+            && s.ends_with("):0.3;"),
+        "{s}"
+    );
+    assert_eq!(
+        super::newick::from_newick(&s, Some(&names))
+            .unwrap()
+            .clusters(),
+        p0.clusters()
+    );
+    assert!(super::newick::from_newick("(0:0.5,1:0.4):0.5;", None)
+        .unwrap_err()
+        .to_string()
+        .contains("not 1"));
+}
+
+#[test]
+fn metrics_on_multifurcating_trees() {
+    use super::metrics::{ari_auc, ari_points, dendrogram_purity, subtree_score};
+    // P1: root → {node → {A, B, C}, D, E}. Classes {A, B, C} = 0, {D, E} = 1.
+    let (p1, _) = reference_trees().remove(1);
+    let labels = [0, 0, 0, 1, 1];
+    // Same-class pairs: 3 in class 0 (lca = node, pure), 1 in class 1 (lca = root, 2/5).
+    let dp = dendrogram_purity(&p1, &labels).unwrap();
+    assert!((dp - (3.0 + 0.4) / 4.0).abs() < 1e-12, "{dp}");
+    // Pure internal nodes: the trifurcation only; n − C = 3.
+    assert!((subtree_score(&p1, &labels).unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    // Opening the root gives 3 clusters {A,B,C}, {D}, {E}: all pure → ARI 1; then 5 clusters.
+    let pts = ari_points(&p1, &labels).unwrap();
+    assert_eq!(pts.iter().map(|p| p.0).collect::<Vec<_>>(), vec![1, 3, 5]);
+    assert_eq!(pts[0].1, 0.0);
+    assert!((pts[1].1 - 1.0).abs() < 1e-12 && (pts[2].1 - 1.0).abs() < 1e-12);
+    // Area: (0 + 1)/2·2 + 1·2 = 3 over 4.
+    assert!((ari_auc(&pts).unwrap() - 0.75).abs() < 1e-12);
+}
