@@ -48,12 +48,12 @@ pub fn dendrogram_purity(tree: &PydtTree, labels: &[usize]) -> Result<f64, PydtE
     for &v in order.iter().filter(|&&v| !tree.is_leaf(v)) {
         let m = tree.node(v).leaves as f64;
         let kids: Vec<usize> = tree.children(v).collect();
-        for cl in 0..counts[v].len() {
+        for (cl, &in_v) in counts[v].iter().enumerate() {
             let sum: f64 = kids.iter().map(|&k| counts[k][cl] as f64).sum();
             let sq: f64 = kids.iter().map(|&k| (counts[k][cl] as f64).powi(2)).sum();
             let p = 0.5 * (sum * sum - sq);
             pairs += p;
-            total += p * counts[v][cl] as f64 / m;
+            total += p * in_v as f64 / m;
         }
     }
     if pairs == 0.0 {
