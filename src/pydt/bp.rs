@@ -95,6 +95,13 @@ impl Messages {
         self.w[v * self.d + k]
     }
 
+    /// The cavity N(a, α) at v's parent without v's own message (dimension k; the zero node's
+    /// point mass for the root); needs [`downward`].
+    pub fn cavity(&self, v: usize, k: usize) -> (f64, f64) {
+        let i = v * self.d + k;
+        (self.cav_mean[i], self.cav_var[i])
+    }
+
     /// The message into v from outside its subtree, N(ν, ω) (dimension k); needs
     /// [`downward`].
     pub fn outside(&self, tree: &PydtTree, sigma2: f64, v: usize, k: usize) -> (f64, f64) {

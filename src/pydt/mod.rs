@@ -12,6 +12,7 @@
 //! - [`generate`]: the generative process and the single-point path density.
 //! - [`mcmc`]: the collapsed sampler (detach/reattach, times, hyper-parameters, probit).
 //! - [`probit`]: binary data through a probit link.
+//! - [`predictive`]: the predictive density of held-out points.
 //! - [`newick`]: Newick I/O with times; [`metrics`]: purity, subtree score, ARI on multifurcations.
 
 pub mod bp;
@@ -20,6 +21,7 @@ pub mod mcmc;
 pub mod metrics;
 pub mod newick;
 pub mod params;
+pub mod predictive;
 pub mod prior;
 pub mod probit;
 pub mod tree;

@@ -501,3 +501,63 @@ fn metrics_on_multifurcating_trees() {
     // Area: (0 + 1)/2·2 + 1·2 = 3 over 4.
     assert!((ari_auc(&pts).unwrap() - 0.75).abs() < 1e-12);
 }
+
+/// The predictive mixture equals, component by component, the ratio of BP likelihoods with the
+/// new point attached there: Σ_pos P(pos)·p(X ∪ x | T + pos)/p(X | T), with the segment
+/// probabilities integrated by quadrature and the same divergence-time quantiles.
+#[test]
+fn predictive_density_equals_attaching_the_point() {
+    use super::predictive::ln_predictive;
+    let mut rng = StdRng::seed_from_u64(44);
+    let mut msgs = Messages::default();
+    for case in 0..6 {
+        let p = Params::new(0.7, 0.25, 0.9 + 0.2 * case as f64, 0.8).unwrap();
+        let full = tame_tree(6, &p, &mut rng);
+        let x: Vec<Vec<f64>> = (0..6)
+            .map(|_| vec![rng.random::<f64>() * 2.0 - 1.0, rng.random::<f64>()])
+            .collect();
+        let noise = [0.0, 0.1][case % 2];
+        let leaves = Leaves::with_noise(&x, noise);
+        let mut minus = full.clone();
+        minus.detach(5);
+        let k = 3;
+        let got = ln_predictive(&minus, &leaves, &p, &x[5..], noise, k).unwrap()[0];
+        let tables = Tables::new(&p, 6);
+        let base = bp::ln_likelihood(&minus, &leaves, p.sigma2, &mut msgs);
+        let mut with = |pos: Position| {
+            let mut t = minus.clone();
+            t.attach(5, pos);
+            bp::ln_likelihood(&t, &leaves, p.sigma2, &mut msgs) - base
+        };
+        let mut total = 0.0;
+        let mut order = Vec::new();
+        minus.postorder(&mut order);
+        for &v in &order {
+            if !minus.is_leaf(v) {
+                total += ln_position_density(&minus, &p, &tables, Position::Node(v)).exp()
+                    * with(Position::Node(v)).exp();
+            }
+            let (s0, s1) = (minus.parent_s(v), minus.s(v).min(60.0));
+            let steps = 100_000;
+            let h = (s1 - s0) / steps as f64;
+            let f = |s: f64| {
+                (ln_position_density(&minus, &p, &tables, Position::Segment { below: v, s }) - s)
+                    .exp()
+            };
+            let prob =
+                h * ((f(s0) + f(s1)) / 2.0 + (1..steps).map(|i| f(s0 + i as f64 * h)).sum::<f64>());
+            let lambda = p.c * tables.rate(minus.node(v).leaves);
+            let big_u = lambda * (minus.s(v) - s0);
+            for q in 0..k {
+                let frac = (q as f64 + 0.5) / k as f64;
+                let s_d = s0 - (1.0 - frac * (1.0 - (-big_u).exp())).ln() / lambda;
+                total += prob / k as f64 * with(Position::Segment { below: v, s: s_d }).exp();
+            }
+        }
+        assert!(
+            (got - total.ln()).abs() < 1e-5,
+            "case {case}: {got} vs {}",
+            total.ln()
+        );
+    }
+}
