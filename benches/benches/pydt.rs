@@ -24,7 +24,13 @@ fn gaussian_sampler() -> Sampler {
         hypers: Hypers::fixed(),
         ..Settings::default()
     };
-    Sampler::new(start, truth, Data::Gaussian(Leaves::exact(&x)), settings).unwrap()
+    Sampler::new(
+        start,
+        truth,
+        Data::Gaussian(Leaves::exact(&x).unwrap()),
+        settings,
+    )
+    .unwrap()
 }
 
 fn animals_sampler() -> Sampler {

@@ -3,7 +3,8 @@
 //! Given the tree and times, x_v | x_{pa(v)} ~ N(x_{pa(v)}, σ²(t_v − t_{pa(v)}) I) with the zero node
 //! at the origin, and the D dimensions are independent. Leaves carry a Gaussian message per
 //! dimension, N(x_{id}; mean, var): var = 0 for exactly observed points (the paper's Gaussian
-//! model), var = 1 with mean = the auxiliary z for the probit sampler, EP sites for probit EM.
+//! model), var = 1 with mean = the auxiliary z for the probit sampler (any per-dimension Gaussian
+//! sites, e.g. EP's, work the same way).
 //!
 //! * Upward pass (post-order): each node's product of children's messages N(μ_v, w_v), and
 //!   log p(X | T, t, σ²) = Σ_v log Z_v + log N(0; μ_root, w_root + σ² t_root).
@@ -13,6 +14,7 @@
 //! * Backward sampling of all locations (σ² Gibbs, probit auxiliaries).
 
 use super::tree::{PydtTree, NONE};
+use super::PydtError;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -33,21 +35,88 @@ pub struct Leaves {
 
 impl Leaves {
     /// Exactly observed points (rows of `x`, each of length `d`): variance 0.
-    pub fn exact(x: &[Vec<f64>]) -> Self {
+    pub fn exact(x: &[Vec<f64>]) -> Result<Self, PydtError> {
         Self::with_noise(x, 0.0)
     }
 
-    /// Points observed with Gaussian noise of variance `noise` in every dimension.
-    pub fn with_noise(x: &[Vec<f64>], noise: f64) -> Self {
+    /// Points observed with Gaussian noise of variance `noise` in every dimension. Errors: rows
+    /// of different lengths, a non-finite value, a negative or non-finite noise.
+    pub fn with_noise(x: &[Vec<f64>], noise: f64) -> Result<Self, PydtError> {
         let n = x.len();
         let d = x.first().map_or(0, Vec::len);
+        if !(noise >= 0.0 && noise.is_finite()) {
+            return Err(PydtError::Data(format!(
+                "leaf noise {noise} must be finite and >= 0"
+            )));
+        }
+        for (i, r) in x.iter().enumerate() {
+            if r.len() != d {
+                return Err(PydtError::Data(format!(
+                    "row {i} has {} values, row 0 has {d}",
+                    r.len()
+                )));
+            }
+            if let Some(k) = r.iter().position(|v| !v.is_finite()) {
+                return Err(PydtError::Data(format!(
+                    "value {} at row {i} column {k} is not finite; remove or impute it",
+                    r[k]
+                )));
+            }
+        }
         let mean: Vec<f64> = x.iter().flat_map(|r| r.iter().copied()).collect();
-        Self {
+        Ok(Self {
             n,
             d,
             var: vec![noise; mean.len()],
             mean,
+        })
+    }
+
+    /// Check the shape (n·d means and variances, variances finite and ≥ 0, means finite).
+    pub fn validate(&self) -> Result<(), PydtError> {
+        if self.mean.len() != self.n * self.d || self.var.len() != self.n * self.d {
+            return Err(PydtError::Data(format!(
+                "{} means and {} variances for {} points in {} dimensions",
+                self.mean.len(),
+                self.var.len(),
+                self.n,
+                self.d
+            )));
         }
+        if let Some(i) = self.mean.iter().position(|x| !x.is_finite()) {
+            return Err(PydtError::Data(format!(
+                "value {} at row {} column {} is not finite; remove or impute it",
+                self.mean[i],
+                i / self.d.max(1),
+                i % self.d.max(1)
+            )));
+        }
+        if self.var.iter().any(|v| !(*v >= 0.0 && v.is_finite())) {
+            return Err(PydtError::Data(
+                "leaf variances must be finite and >= 0".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// With exact leaves (variance 0), two identical rows make the posterior improper (their
+    /// cherry's divergence time runs to t = 1): the first such pair, if any.
+    pub fn duplicate_exact_rows(&self) -> Option<(usize, usize)> {
+        let mut seen = std::collections::HashMap::new();
+        for i in 0..self.n {
+            if self.var[i * self.d..(i + 1) * self.d]
+                .iter()
+                .any(|&v| v > 0.0)
+            {
+                continue;
+            }
+            let key: Vec<u64> = self.row(i).iter().map(|x| (x + 0.0).to_bits()).collect();
+            if let Some(&j) = seen.get(&key) {
+                return Some((j, i));
+            }
+            seen.insert(key, i);
+        }
+        None
     }
 
     /// Row `i` of the means.
@@ -83,6 +152,11 @@ impl Messages {
             v.resize(cap * d, 0.0);
         }
         self.acc.resize(4 * d, 0.0);
+    }
+
+    /// Dimension of the messages.
+    pub fn dim(&self) -> usize {
+        self.d
     }
 
     /// Up-message mean of node v, dimension k.
@@ -161,18 +235,25 @@ pub fn upward(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages
                 let r = 1.0 / s;
                 msgs.acc[prec + k] += r;
                 msgs.acc[mp + k] += m * r;
-                msgs.acc[q + k] += m * m * r;
                 msgs.acc[lns + k] += s.ln();
+            }
+        }
+        for k in 0..d {
+            let w = 1.0 / msgs.acc[prec + k];
+            msgs.w[v * d + k] = w;
+            msgs.mu[v * d + k] = msgs.acc[mp + k] * w;
+        }
+        // Σ_c (μ_c − μ_v)²/s_c, equal to Σ μ_c²/s_c − μ_v Σ μ_c/s_c without its cancellation.
+        for c in tree.children(v) {
+            let g = sigma2 * tree.branch_length(c);
+            for k in 0..d {
+                let s = msgs.w[c * d + k] + g;
+                msgs.acc[q + k] += (msgs.mu[c * d + k] - msgs.mu[v * d + k]).powi(2) / s;
             }
         }
         let mut ln_z = -(k_children - 1.0) * 0.5 * LN_2PI * d as f64;
         for k in 0..d {
-            let w = 1.0 / msgs.acc[prec + k];
-            let mu = msgs.acc[mp + k] * w;
-            msgs.w[v * d + k] = w;
-            msgs.mu[v * d + k] = mu;
-            ln_z += -0.5 * msgs.acc[lns + k] + 0.5 * w.ln()
-                - 0.5 * (msgs.acc[q + k] - mu * msgs.acc[mp + k]);
+            ln_z += -0.5 * msgs.acc[lns + k] + 0.5 * msgs.w[v * d + k].ln() - 0.5 * msgs.acc[q + k];
         }
         total += ln_z;
     }

@@ -50,7 +50,15 @@ pub fn walk<R: Rng + ?Sized>(
             }
         }
         if next == NONE {
-            return Some(Position::Node(v));
+            if tables.ln_new_branch(node.n_children, node.leaves) == f64::NEG_INFINITY {
+                // Binary-only settings: rounding left u just above the children's total.
+                next = tree
+                    .children(v)
+                    .last()
+                    .expect("internal nodes have children");
+            } else {
+                return Some(Position::Node(v));
+            }
         }
         s_u = node.s;
         v = next;
@@ -99,8 +107,12 @@ pub fn ln_position_density(
     unreachable!("the path ends at the target")
 }
 
-/// Draw a tree over `n` leaves from the PYDT prior (points added in the order 0..n).
+/// Draw a tree over `n ≥ 1` leaves from the PYDT prior (points added in the order 0..n).
+///
+/// # Panics
+/// If `n = 0`.
 pub fn sample_tree<R: Rng + ?Sized>(n: usize, params: &Params, rng: &mut R) -> PydtTree {
+    assert!(n > 0, "sample_tree needs at least one leaf");
     let tables = Tables::new(params, n);
     let mut tree = PydtTree::single(n);
     for i in 1..n {

@@ -9,7 +9,7 @@
 //! re-attached where one new point's walk down the remaining tree T₋ diverges (restarted while
 //! the place is not earlier than t_S, abandoned after `max_tries`). The default acceptance ratio
 //! is the general Metropolis–Hastings ratio
-//!   R = [L(T′) q(T | T₋) / (|T′| − 1)] / [L(T) q(T′ | T₋) / (|T| − 1)],
+//!   log R = [L(T′) + log q(T | T₋) − log(|T′| − 1)] − [L(T) + log q(T′ | T₋) − log(|T| − 1)],
 //! L the log joint of §2.6, q the walk's path density, |T| the number of nodes (leaves and
 //! internal) so 1/(|T| − 1) is the probability of choosing S. The spec's ratio omits the node
 //! counts; they cancel for binary trees but not for the PYDT, and the prior-invariance test fails
@@ -81,6 +81,28 @@ impl Default for Hypers {
 }
 
 impl Hypers {
+    /// Check the priors (shapes, rates and b_θ finite and > 0).
+    pub fn validate(&self) -> Result<(), PydtError> {
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        let checks = [
+            ("theta_rate", self.theta_rate),
+            ("c_prior shape", self.c_prior.0),
+            ("c_prior rate", self.c_prior.1),
+            ("precision_prior shape", self.precision_prior.0),
+            ("precision_prior rate", self.precision_prior.1),
+        ];
+        for (name, v) in checks {
+            if !ok(v) {
+                return Err(PydtError::Parameter {
+                    name,
+                    value: v,
+                    domain: "a finite value > 0",
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Nothing sampled.
     pub fn fixed() -> Self {
         Self {
@@ -197,16 +219,24 @@ impl Sampler {
                 )));
             }
         }
+        if let Some(l) = data.leaves() {
+            l.validate()?;
+        }
         if let Data::Gaussian(l) = &data {
-            if let Some(i) = l.mean.iter().position(|x| !x.is_finite()) {
+            if let Some((i, j)) = l.duplicate_exact_rows() {
                 return Err(PydtError::Data(format!(
-                    "value {} at row {} column {} is not finite; remove or impute it",
-                    l.mean[i],
-                    i / l.d.max(1),
-                    i % l.d.max(1)
+                    "rows {i} and {j} are identical: with exact leaves that makes the posterior improper; remove duplicates or give the leaves noise"
                 )));
             }
         }
+        if let Data::Probit { binary, aux } = &data {
+            if binary.n != aux.n || binary.d != aux.d || binary.y.len() != binary.n * binary.d {
+                return Err(PydtError::Data(
+                    "probit data and auxiliaries differ in shape".into(),
+                ));
+            }
+        }
+        settings.hypers.validate()?;
         if params.theta == 0.0 && params.alpha == 0.0 {
             settings.hypers.theta = false;
             settings.hypers.alpha = false;
@@ -352,9 +382,17 @@ impl Sampler {
                 tree.set_s(v, s);
                 -cj * s + likelihood(tree, data, sigma2, msgs)
             };
-            let s1 = slice_sample(s0, target, 1.0, 50, rng)
-                .map_err(|e| PydtError::Data(format!("slice sampling a divergence time: {e}")))?;
-            self.tree.set_s(v, s1);
+            match slice_sample(s0, target, 1.0, 50, rng) {
+                Ok(s1) => self.tree.set_s(v, s1),
+                Err(e) => {
+                    self.tree.set_s(v, s0);
+                    self.ln_lik = likelihood(&self.tree, &self.data, sigma2, &mut self.msgs);
+                    self.prior = prior_terms(&self.tree, &self.params, &self.tables);
+                    return Err(PydtError::Data(format!(
+                        "slice sampling a divergence time: {e}"
+                    )));
+                }
+            }
         }
         self.ln_lik = likelihood(&self.tree, &self.data, sigma2, &mut self.msgs);
         self.prior = prior_terms(&self.tree, &self.params, &self.tables);
@@ -453,7 +491,9 @@ impl Sampler {
 
     /// Σ_v (log S_v + log T_v) − b_θ·θ at (θ, α) (−∞ outside the domain).
     fn ln_prior_at(&self, theta: f64, alpha: f64) -> f64 {
-        if !(0.0..1.0).contains(&alpha) || !theta.is_finite() || theta < -2.0 * alpha {
+        if !(0.0..1.0).contains(&alpha)
+            || !(-2.0 * alpha..=super::params::MAX_THETA).contains(&theta)
+        {
             return f64::NEG_INFINITY;
         }
         let p = Params {

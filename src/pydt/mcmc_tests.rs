@@ -185,14 +185,14 @@ fn getting_it_right_gaussian() {
         let mut s = Sampler::new(
             caterpillar(),
             start,
-            Data::Gaussian(Leaves::exact(&x)),
+            Data::Gaussian(Leaves::exact(&x).unwrap()),
             settings,
         )
         .unwrap();
         for _ in 0..150 {
             s.iterate(&mut rng).unwrap();
             let x = sample_leaves(s.tree(), d, s.params().sigma2, &mut rng);
-            s.set_data(Data::Gaussian(Leaves::exact(&x)));
+            s.set_data(Data::Gaussian(Leaves::exact(&x).unwrap()));
         }
         finals.push((*s.params(), s.tree().clone()));
     }
@@ -267,7 +267,7 @@ fn getting_it_right_probit() {
             .collect();
         Data::Probit {
             binary: Binary::from_rows(&y).unwrap(),
-            aux: Leaves::with_noise(&z, 1.0),
+            aux: Leaves::with_noise(&z, 1.0).unwrap(),
         }
     };
     let chains = 2000;
@@ -346,14 +346,49 @@ fn bad_data_gets_one_line_errors() {
         vec![0.0, 0.0],
         vec![1.0, 1.0],
     ];
+    let e = Leaves::exact(&x).unwrap_err().to_string();
+    assert!(e.contains("row 1 column 0") && !e.contains('\n'), "{e}");
+    let e = Leaves::exact(&[vec![0.0, 1.0], vec![1.0]])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 1 has 1 values"), "{e}");
+    assert!(Leaves::with_noise(&[vec![0.0]], -1.0).is_err());
+    // Identical exact rows: an improper posterior, refused; with leaf noise they are fine.
+    let dup = vec![
+        vec![0.0, 1.0],
+        vec![0.5, 1.0],
+        vec![0.0, 1.0],
+        vec![1.0, 1.0],
+    ];
     let p = Params::ddt(1.0, 1.0).unwrap();
     let e = Sampler::new(
         caterpillar(),
         p,
-        Data::Gaussian(Leaves::exact(&x)),
+        Data::Gaussian(Leaves::exact(&dup).unwrap()),
         Settings::default(),
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("row 1 column 0") && !e.contains('\n'), "{e}");
+    assert!(
+        e.contains("rows 0 and 2 are identical") && !e.contains('\n'),
+        "{e}"
+    );
+    assert!(Sampler::new(
+        caterpillar(),
+        p,
+        Data::Gaussian(Leaves::with_noise(&dup, 0.1).unwrap()),
+        Settings::default()
+    )
+    .is_ok());
+    let bad_prior = Settings {
+        hypers: Hypers {
+            c_prior: (0.0, 1.0),
+            ..Hypers::default()
+        },
+        ..Settings::default()
+    };
+    let e = Sampler::new(caterpillar(), p, Data::None, bad_prior)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("c_prior shape"), "{e}");
 }

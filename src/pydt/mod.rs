@@ -1,7 +1,7 @@
 //! Pitman–Yor diffusion trees (Knowles & Ghahramani, UAI 2011) and, as the special case
 //! θ = α = 0, Neal's Dirichlet diffusion tree: the prior over multifurcating trees with
 //! divergence times, the Gaussian likelihood by belief propagation, the generative process,
-//! collapsed MCMC and greedy Bayesian EM. The maths, its reconstruction from the paper (whose
+//! collapsed MCMC and Bayesian EM over the times (the greedy structure search is next). The maths, its reconstruction from the paper (whose
 //! inline formulas were lost) and reference numbers follow `shared/specs/bayesian_baselines.md`
 //! §2 and §6.1, cited by section in each file.
 //!
@@ -10,12 +10,14 @@
 //! - [`prior`]: structure and time factors, the J form, the structure probability.
 //! - [`bp`]: belief propagation (likelihood, cavities, edge statistics, location sampling).
 //! - [`generate`]: the generative process and the single-point path density.
+//! - [`em`]: Bayesian EM over a tree's divergence times (L-BFGS M-step).
 //! - [`mcmc`]: the collapsed sampler (detach/reattach, times, hyper-parameters, probit).
 //! - [`probit`]: binary data through a probit link.
 //! - [`predictive`]: the predictive density of held-out points.
 //! - [`newick`]: Newick I/O with times; [`metrics`]: purity, subtree score, ARI on multifurcations.
 
 pub mod bp;
+pub mod em;
 pub mod generate;
 pub mod mcmc;
 pub mod metrics;

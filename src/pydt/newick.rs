@@ -153,6 +153,11 @@ pub fn from_newick(s: &str, names: Option<&[String]>) -> Result<PydtTree, PydtEr
     }
     let leaves: Vec<usize> = (0..nodes.len()).filter(|&i| !nodes[i].internal).collect();
     let n = leaves.len();
+    if let Some(nm) = names {
+        if nm.len() != n {
+            return Err(bad(format!("{} names for {n} leaves", nm.len())));
+        }
+    }
     let leaf_id = |label: &str| -> Result<usize, PydtError> {
         match names {
             Some(nm) => nm
@@ -168,6 +173,7 @@ pub fn from_newick(s: &str, names: Option<&[String]>) -> Result<PydtTree, PydtEr
     };
     // Ids: leaves by label, internal nodes n.. in order of appearance.
     let mut id = vec![0usize; nodes.len()];
+    let mut used = vec![false; n];
     let mut next = n;
     for (i, r) in nodes.iter().enumerate() {
         if r.internal {
@@ -175,6 +181,12 @@ pub fn from_newick(s: &str, names: Option<&[String]>) -> Result<PydtTree, PydtEr
             next += 1;
         } else {
             id[i] = leaf_id(r.label.as_deref().unwrap_or(""))?;
+            if std::mem::replace(&mut used[id[i]], true) {
+                return Err(bad(format!(
+                    "leaf `{}` appears twice",
+                    r.label.as_deref().unwrap_or("")
+                )));
+            }
         }
     }
     let mut parents = vec![None; next];

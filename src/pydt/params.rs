@@ -4,6 +4,10 @@
 use super::PydtError;
 use statrs::function::gamma::ln_gamma;
 
+/// Largest accepted θ: Γ(m − α)/Γ(m + 1 + θ) stays far above the smallest double up to here
+/// (ln Γ(102) ≈ 360), while θ ≳ 170 makes it underflow and the generative process degenerate.
+pub const MAX_THETA: f64 = 100.0;
+
 /// Parameters of the PYDT (spec §2.1): divergence function a(t) = c/(1−t), concentration θ,
 /// discount α, diffusion variance σ². The DDT is θ = α = 0.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -49,8 +53,12 @@ impl Params {
         if !(self.alpha >= 0.0 && self.alpha < 1.0) {
             return bad("alpha", self.alpha, "0 <= alpha < 1");
         }
-        if !(self.theta.is_finite() && self.theta >= -2.0 * self.alpha) {
-            return bad("theta", self.theta, "theta >= -2 alpha (and finite)");
+        if !(self.theta >= -2.0 * self.alpha && self.theta <= MAX_THETA) {
+            return bad(
+                "theta",
+                self.theta,
+                "-2 alpha <= theta <= 100 (beyond 100 the divergence rates underflow)",
+            );
         }
         if !(self.c.is_finite() && self.c > 0.0) {
             return bad("c", self.c, "c > 0 (and finite)");

@@ -44,6 +44,18 @@ pub fn ln_predictive(
             "the predictive density needs k >= 1 time quantiles per segment".into(),
         ));
     }
+    if leaves.n != tree.n_leaves() {
+        return Err(PydtError::Data(format!(
+            "{} points for a tree of {} leaves",
+            leaves.n,
+            tree.n_leaves()
+        )));
+    }
+    if !(noise >= 0.0 && noise.is_finite()) {
+        return Err(PydtError::Data(format!(
+            "observation noise {noise} must be finite and >= 0"
+        )));
+    }
     if let Some(r) = new.iter().find(|r| r.len() != leaves.d) {
         return Err(PydtError::Data(format!(
             "a held-out point has {} values, the data have {}",
@@ -68,7 +80,7 @@ pub fn ln_predictive(
         let lambda = params.c * tables.rate(node.leaves);
         let big_u = lambda * (s_v - s_u);
         // Diverging on the segment: probability 1 − e^{−U}.
-        let ln_seg = ln_reach[v] + (-(-big_u).exp()).ln_1p();
+        let ln_seg = ln_reach[v] + (-(-big_u).exp_m1()).ln();
         for q in 0..k {
             let frac = (q as f64 + 0.5) / k as f64;
             let u = -(-frac * -(-big_u).exp_m1()).ln_1p();

@@ -113,7 +113,7 @@ fn spec_6_1_reference_values() {
     ];
     let mut msgs = Messages::default();
     for ((tree, x), (lik, rows)) in reference_trees().iter().zip(expected) {
-        let leaves = Leaves::exact(x);
+        let leaves = Leaves::exact(x).unwrap();
         let got = bp::ln_likelihood(tree, &leaves, 1.0, &mut msgs);
         assert!((got - lik).abs() < 1e-9, "likelihood {got} vs {lik}");
         for ((theta, alpha, c), ln_s, ln_t, total) in rows {
@@ -250,7 +250,12 @@ fn belief_propagation_equals_the_dense_gaussian() {
         let x: Vec<Vec<f64>> = (0..n)
             .map(|_| (0..d).map(|_| rng.random::<f64>() * 2.0 - 1.0).collect())
             .collect();
-        let got = bp::ln_likelihood(&tree, &Leaves::with_noise(&x, noise), sigma2, &mut msgs);
+        let got = bp::ln_likelihood(
+            &tree,
+            &Leaves::with_noise(&x, noise).unwrap(),
+            sigma2,
+            &mut msgs,
+        );
         let mut cov = tree.mrca_times();
         for i in 0..n {
             cov[i * n + i] += noise / sigma2;
@@ -281,7 +286,12 @@ fn downward_pass_matches_dense_conditioning() {
         let x: Vec<Vec<f64>> = (0..n)
             .map(|_| vec![rng.random::<f64>() * 3.0 - 1.5])
             .collect();
-        bp::upward(&tree, &Leaves::with_noise(&x, noise), sigma2, &mut msgs);
+        bp::upward(
+            &tree,
+            &Leaves::with_noise(&x, noise).unwrap(),
+            sigma2,
+            &mut msgs,
+        );
         bp::downward(&tree, sigma2, &mut msgs);
         let mut order = Vec::new();
         tree.postorder(&mut order);
@@ -517,7 +527,7 @@ fn predictive_density_equals_attaching_the_point() {
             .map(|_| vec![rng.random::<f64>() * 2.0 - 1.0, rng.random::<f64>()])
             .collect();
         let noise = [0.0, 0.1][case % 2];
-        let leaves = Leaves::with_noise(&x, noise);
+        let leaves = Leaves::with_noise(&x, noise).unwrap();
         let mut minus = full.clone();
         minus.detach(5);
         let k = 3;
@@ -559,5 +569,98 @@ fn predictive_density_equals_attaching_the_point() {
             "case {case}: {got} vs {}",
             total.ln()
         );
+    }
+}
+
+#[test]
+fn em_gradient_matches_finite_differences() {
+    use super::em::MStep;
+    let mut rng = StdRng::seed_from_u64(61);
+    let mut msgs = Messages::default();
+    for case in 0..8 {
+        let p = Params::new(0.8, 0.2, 0.7 + 0.3 * case as f64, 0.6).unwrap();
+        let tree = tame_tree(3 + case, &p, &mut rng);
+        let x: Vec<Vec<f64>> = (0..tree.n_leaves())
+            .map(|_| vec![rng.random::<f64>(), rng.random::<f64>() - 0.5])
+            .collect();
+        let leaves = Leaves::with_noise(&x, [0.0, 0.2][case % 2]).unwrap();
+        bp::upward(&tree, &leaves, p.sigma2, &mut msgs);
+        bp::downward(&tree, p.sigma2, &mut msgs);
+        let tables = Tables::new(&p, tree.n_leaves());
+        let m = MStep::new(&tree, &msgs, &p, &tables);
+        let z0 = m.z_of_tree();
+        // z of the tree reproduces its times.
+        let s = m.s_of(&z0);
+        for v in tree.internal_nodes() {
+            assert!((s[v] - tree.s(v)).abs() < 1e-9 * tree.s(v).max(1.0));
+        }
+        let g = m.grad(&z0);
+        for i in 0..z0.len() {
+            let h = 1e-6;
+            let (mut a, mut b) = (z0.clone(), z0.clone());
+            a[i] += h;
+            b[i] -= h;
+            let fd = (m.q(&a) - m.q(&b)) / (2.0 * h);
+            assert!(
+                (fd - g[i]).abs() < 1e-5 * fd.abs().max(1.0),
+                "case {case} z{i}: {fd} vs {}",
+                g[i]
+            );
+        }
+    }
+}
+
+/// EM never lowers its objective (the log joint, plus the hyper-priors when learned), and at its
+/// fixed point the log joint is stationary in the times.
+#[test]
+fn em_raises_the_log_joint_to_a_stationary_point() {
+    use super::em::{em_times, EmSettings, MStep};
+    let mut rng = StdRng::seed_from_u64(62);
+    let mut msgs = Messages::default();
+    for case in 0..6 {
+        let truth = Params::new(1.0, 0.3, 1.0, 1.0).unwrap();
+        let n = 5 + case;
+        let data_tree = tame_tree(n, &truth, &mut rng);
+        let x = sample_leaves(&data_tree, 3, 1.0, &mut rng);
+        let leaves = Leaves::exact(&x).unwrap();
+        let start = tame_tree(n, &truth, &mut rng);
+        let settings = EmSettings {
+            learn_c: case % 2 == 1,
+            learn_sigma2: case % 3 == 2,
+            tolerance: 1e-10,
+            ..EmSettings::default()
+        };
+        let fit = em_times(&start, &leaves, &truth, &settings).unwrap();
+        assert!(fit.trace.len() >= 2, "case {case}: no EM step taken");
+        for w in fit.trace.windows(2) {
+            assert!(w[1] >= w[0] - 1e-9, "case {case}: {} after {}", w[1], w[0]);
+        }
+        assert!(
+            fit.objective() > fit.trace[0] + 1e-3,
+            "case {case}: EM did not move"
+        );
+        fit.tree.validate().unwrap();
+        assert_eq!(fit.tree.clusters(), start.clusters());
+        // Stationary: ∇_z of the log joint, by finite differences through the nested map.
+        let tables = Tables::new(&fit.params, n);
+        bp::upward(&fit.tree, &leaves, fit.params.sigma2, &mut msgs);
+        bp::downward(&fit.tree, fit.params.sigma2, &mut msgs);
+        let m = MStep::new(&fit.tree, &msgs, &fit.params, &tables);
+        let z0 = m.z_of_tree();
+        let joint = |z: &[f64], msgs: &mut Messages| {
+            let mut t = fit.tree.clone();
+            m.apply(z, &mut t);
+            super::ln_joint(&t, &leaves, &fit.params, &tables, msgs)
+        };
+        if !settings.learn_c && !settings.learn_sigma2 {
+            for i in 0..z0.len() {
+                let h = 1e-5;
+                let (mut a, mut b) = (z0.clone(), z0.clone());
+                a[i] += h;
+                b[i] -= h;
+                let fd = (joint(&a, &mut msgs) - joint(&b, &mut msgs)) / (2.0 * h);
+                assert!(fd.abs() < 1e-2, "case {case} z{i}: dL/dz = {fd}");
+            }
+        }
     }
 }

@@ -1,0 +1,491 @@
+//! Bayesian EM over the divergence times of a fixed tree (spec §2.9, paper §5.2).
+//!
+//! E-step: belief propagation (both passes) gives the exact Gaussian posterior of the internal
+//! locations and, for every edge u→v, E_uv = Σ_d E[(x_vd − x_ud)²].
+//! M-step: maximise over all internal times jointly, by L-BFGS (argmin, Moré–Thuente line
+//! search),
+//!   Q(t) = Σ_{internal v} [log c + (cJ_v − 1)·log(1 − t_v)]
+//!        + Σ_{edges u→v} [−(D/2)·log(2πσ²(t_v − t_u)) − E_uv/(2σ²(t_v − t_u))].
+//! Because the E-step is exact, Q plus the locations' entropy equals the log joint L of §2.6 at
+//! the E-step's times, so every cycle raises L (and at a fixed point ∇L = 0).
+//!
+//! Parameterisation: the paper's map to the real line is lost (spec §7.4); we use the nested map
+//! s_v = s_pa + softplus(z_v) on the log-scale times s = −ln(1 − t), which keeps every time
+//! between its parent's and 1 for any real z and the children after their parents, so no barrier
+//! and no infeasible line-search step exist. Optionally c and σ² take the modes of their Gamma
+//! conditionals (spec §2.7) after each M-step, which then raises L + log p(c) + log p(1/σ²).
+
+use super::bp::{self, Leaves, Messages};
+use super::params::{Params, Tables};
+use super::prior::j_value;
+use super::tree::{PydtTree, NONE};
+use super::PydtError;
+use argmin::core::{CostFunction, Executor, Gradient, State};
+use argmin::solver::linesearch::MoreThuenteLineSearch;
+use argmin::solver::quasinewton::LBFGS;
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// Settings of [`em_times`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmSettings {
+    /// Maximum E/M cycles.
+    pub cycles: usize,
+    /// L-BFGS iterations on the log joint itself after the cycles (0: none).
+    pub direct_iterations: u64,
+    /// Stop when a cycle raises the objective by less than this.
+    pub tolerance: f64,
+    /// L-BFGS iterations per M-step.
+    pub lbfgs_iterations: u64,
+    /// Update c to the mode of its Gamma conditional (prior shape, rate `c_prior`).
+    pub learn_c: bool,
+    /// Update 1/σ² to the mode of its Gamma conditional (prior `precision_prior`).
+    pub learn_sigma2: bool,
+    /// Gamma (shape, rate) prior of c.
+    pub c_prior: (f64, f64),
+    /// Gamma (shape, rate) prior of 1/σ².
+    pub precision_prior: (f64, f64),
+}
+
+impl Default for EmSettings {
+    fn default() -> Self {
+        Self {
+            cycles: 20,
+            direct_iterations: 500,
+            tolerance: 1e-6,
+            lbfgs_iterations: 50,
+            learn_c: false,
+            learn_sigma2: false,
+            c_prior: (1.0, 1.0),
+            precision_prior: (1.0, 1.0),
+        }
+    }
+}
+
+/// The result of [`em_times`].
+#[derive(Debug, Clone)]
+pub struct EmFit {
+    /// The tree with optimised times.
+    pub tree: PydtTree,
+    /// The parameters (c, σ² updated if learned).
+    pub params: Params,
+    /// The objective after each cycle (the first entry is the start): L, plus the log priors of
+    /// c and 1/σ² when they are learned.
+    pub trace: Vec<f64>,
+}
+
+impl EmFit {
+    /// The final objective.
+    pub fn objective(&self) -> f64 {
+        *self.trace.last().expect("the trace holds the start")
+    }
+}
+
+fn softplus(z: f64) -> f64 {
+    if z > 30.0 {
+        z + (-z).exp().ln_1p()
+    } else {
+        z.exp().ln_1p()
+    }
+}
+
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// The M-step objective of one tree, with the E-step's edge statistics frozen.
+pub(crate) struct MStep<'a> {
+    tree: &'a PydtTree,
+    /// Internal nodes in pre-order (parents first); z index = position here.
+    internal: Vec<usize>,
+    index: Vec<usize>,
+    /// Every node of the tree in pre-order.
+    nodes: Vec<usize>,
+    e_uv: Vec<f64>,
+    cj: Vec<f64>,
+    d: f64,
+    sigma2: f64,
+    ln_c: f64,
+}
+
+impl<'a> MStep<'a> {
+    pub(crate) fn new(
+        tree: &'a PydtTree,
+        msgs: &Messages,
+        params: &Params,
+        tables: &Tables,
+    ) -> Self {
+        let mut order = Vec::new();
+        tree.postorder(&mut order);
+        order.reverse();
+        let internal: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&v| !tree.is_leaf(v))
+            .collect();
+        let mut index = vec![NONE; tree.capacity()];
+        for (i, &v) in internal.iter().enumerate() {
+            index[v] = i;
+        }
+        let mut e_uv = vec![0.0; tree.capacity()];
+        for &v in &order {
+            e_uv[v] = msgs.edge_expected_sq(tree, params.sigma2, v);
+        }
+        let cj = internal
+            .iter()
+            .map(|&v| params.c * j_value(tree, v, tables))
+            .collect();
+        Self {
+            tree,
+            internal,
+            index,
+            nodes: order,
+            e_uv,
+            cj,
+            d: msgs.dim() as f64,
+            sigma2: params.sigma2,
+            ln_c: params.c.ln(),
+        }
+    }
+
+    /// z of the tree's current times.
+    pub(crate) fn z_of_tree(&self) -> Vec<f64> {
+        self.internal
+            .iter()
+            .map(|&v| {
+                let ds = self.tree.s(v) - self.tree.parent_s(v);
+                if ds > 30.0 {
+                    ds + (-(-ds).exp()).ln_1p()
+                } else {
+                    ds.exp_m1().ln()
+                }
+            })
+            .collect()
+    }
+
+    /// Log-scale times of every node for parameters z (leaves ∞).
+    pub(crate) fn s_of(&self, z: &[f64]) -> Vec<f64> {
+        let mut s = vec![f64::INFINITY; self.tree.capacity()];
+        for (i, &v) in self.internal.iter().enumerate() {
+            let p = self.tree.node(v).parent;
+            let sp = if p == NONE { 0.0 } else { s[p] };
+            s[v] = sp + softplus(z[i]);
+        }
+        s
+    }
+
+    fn parent_s(&self, s: &[f64], v: usize) -> f64 {
+        let p = self.tree.node(v).parent;
+        if p == NONE {
+            0.0
+        } else {
+            s[p]
+        }
+    }
+
+    fn branch(&self, s: &[f64], v: usize) -> f64 {
+        let sp = self.parent_s(s, v);
+        (-sp).exp() * -(-(s[v] - sp)).exp_m1()
+    }
+
+    /// Q(z).
+    pub(crate) fn q(&self, z: &[f64]) -> f64 {
+        let s = self.s_of(z);
+        let mut q = 0.0;
+        for (i, &v) in self.internal.iter().enumerate() {
+            q += self.ln_c - (self.cj[i] - 1.0) * s[v];
+        }
+        for &v in &self.nodes {
+            let dt = self.branch(&s, v);
+            q += -0.5 * self.d * (LN_2PI + (self.sigma2 * dt).ln())
+                - self.e_uv[v] / (2.0 * self.sigma2 * dt);
+        }
+        q
+    }
+
+    /// ∇_z Q.
+    pub(crate) fn grad(&self, z: &[f64]) -> Vec<f64> {
+        let s = self.s_of(z);
+        // dQ/dt_w for internal w.
+        let mut dq_dt = vec![0.0; self.internal.len()];
+        for (i, &v) in self.internal.iter().enumerate() {
+            dq_dt[i] -= (self.cj[i] - 1.0) / (-s[v]).exp();
+        }
+        for &v in &self.nodes {
+            let dt = self.branch(&s, v);
+            let de = -0.5 * self.d / dt + self.e_uv[v] / (2.0 * self.sigma2 * dt * dt);
+            if !self.tree.is_leaf(v) {
+                dq_dt[self.index[v]] += de;
+            }
+            let p = self.tree.node(v).parent;
+            if p != NONE {
+                dq_dt[self.index[p]] -= de;
+            }
+        }
+        // g_w = (1 − t_w)·dQ/dt_w, summed over internal subtrees (reverse pre-order).
+        let mut acc: Vec<f64> = self
+            .internal
+            .iter()
+            .zip(&dq_dt)
+            .map(|(&v, g)| (-s[v]).exp() * g)
+            .collect();
+        for i in (0..self.internal.len()).rev() {
+            let p = self.tree.node(self.internal[i]).parent;
+            if p != NONE {
+                let a = acc[i];
+                acc[self.index[p]] += a;
+            }
+        }
+        acc.iter().zip(z).map(|(a, &zi)| a * sigmoid(zi)).collect()
+    }
+
+    /// Write the times of z into `tree`.
+    pub(crate) fn apply(&self, z: &[f64], tree: &mut PydtTree) {
+        let s = self.s_of(z);
+        for &v in &self.internal {
+            tree.set_s(v, s[v]);
+        }
+    }
+}
+
+struct Problem<'a, 'b>(&'b MStep<'a>);
+
+impl CostFunction for Problem<'_, '_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, z: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        let q = self.0.q(z);
+        Ok(if q.is_nan() { f64::INFINITY } else { -q })
+    }
+}
+
+impl Gradient for Problem<'_, '_> {
+    type Param = Vec<f64>;
+    type Gradient = Vec<f64>;
+    fn gradient(&self, z: &Vec<f64>) -> Result<Vec<f64>, argmin::core::Error> {
+        Ok(self.0.grad(z).into_iter().map(|g| -g).collect())
+    }
+}
+
+fn ln_gamma_density(x: f64, (shape, rate): (f64, f64)) -> f64 {
+    shape * rate.ln() - statrs::function::gamma::ln_gamma(shape) + (shape - 1.0) * x.ln() - rate * x
+}
+
+/// The EM objective: L(T, t) plus the log priors of the learned hyper-parameters.
+pub fn objective(
+    tree: &PydtTree,
+    leaves: &Leaves,
+    params: &Params,
+    settings: &EmSettings,
+    msgs: &mut Messages,
+) -> f64 {
+    let tables = Tables::new(params, tree.n_leaves());
+    let mut f = super::ln_joint(tree, leaves, params, &tables, msgs);
+    if settings.learn_c {
+        f += ln_gamma_density(params.c, settings.c_prior);
+    }
+    if settings.learn_sigma2 {
+        f += ln_gamma_density(1.0 / params.sigma2, settings.precision_prior);
+    }
+    f
+}
+
+/// Direct maximisation of L over the times with the exact gradient: by Fisher's identity
+/// ∇L(t) = ∇Q(t' | t) at t' = t, so one E-step (both BP passes) per gradient gives it.
+struct Direct<'a> {
+    tree: &'a PydtTree,
+    leaves: &'a Leaves,
+    params: Params,
+    tables: Tables,
+    msgs: std::cell::RefCell<Messages>,
+}
+
+impl Direct<'_> {
+    fn tree_at(&self, z: &[f64]) -> PydtTree {
+        tree_with_z(self.tree, z)
+    }
+}
+
+/// `template` with its internal times set from z by the nested map (internal nodes in pre-order,
+/// as [`MStep`] orders them).
+fn tree_with_z(template: &PydtTree, z: &[f64]) -> PydtTree {
+    let mut order = Vec::new();
+    template.postorder(&mut order);
+    let mut t = template.clone();
+    for (i, &v) in order
+        .iter()
+        .rev()
+        .filter(|&&v| !template.is_leaf(v))
+        .enumerate()
+    {
+        let s = t.parent_s(v) + softplus(z[i]);
+        t.set_s(v, s);
+    }
+    t
+}
+
+impl CostFunction for Direct<'_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, z: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        let t = self.tree_at(z);
+        let l = super::ln_joint(
+            &t,
+            self.leaves,
+            &self.params,
+            &self.tables,
+            &mut self.msgs.borrow_mut(),
+        );
+        Ok(if l.is_nan() { f64::INFINITY } else { -l })
+    }
+}
+
+impl Gradient for Direct<'_> {
+    type Param = Vec<f64>;
+    type Gradient = Vec<f64>;
+    fn gradient(&self, z: &Vec<f64>) -> Result<Vec<f64>, argmin::core::Error> {
+        let t = self.tree_at(z);
+        let mut msgs = self.msgs.borrow_mut();
+        bp::upward(&t, self.leaves, self.params.sigma2, &mut msgs);
+        bp::downward(&t, self.params.sigma2, &mut msgs);
+        let m = MStep::new(&t, &msgs, &self.params, &self.tables);
+        Ok(m.grad(z).into_iter().map(|g| -g).collect())
+    }
+}
+
+/// Maximise the log joint over the times of `tree` by L-BFGS with the exact gradient (at most
+/// `iterations` steps); never returns worse times than the start.
+fn optimise_directly(tree: &mut PydtTree, leaves: &Leaves, params: &Params, iterations: u64) {
+    let tables = Tables::new(params, tree.n_leaves());
+    let mut msgs = Messages::default();
+    bp::upward(tree, leaves, params.sigma2, &mut msgs);
+    bp::downward(tree, params.sigma2, &mut msgs);
+    let z0 = MStep::new(tree, &msgs, params, &tables).z_of_tree();
+    let problem = Direct {
+        tree,
+        leaves,
+        params: *params,
+        tables,
+        msgs: std::cell::RefCell::new(msgs),
+    };
+    let c0 = problem.cost(&z0).unwrap_or(f64::INFINITY);
+    let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7)
+        .with_tolerance_cost(1e-12)
+        .unwrap_or_else(|_| LBFGS::new(MoreThuenteLineSearch::new(), 7));
+    let res = Executor::new(problem, solver)
+        .configure(|st| st.param(z0.clone()).max_iters(iterations))
+        .run();
+    // A failed line search ends the run; the best point seen is kept either way.
+    if let Ok(r) = res {
+        let st = r.state();
+        if let Some(z) = st.get_best_param() {
+            if st.get_best_cost() < c0 {
+                *tree = tree_with_z(tree, z);
+            }
+        }
+    }
+}
+
+/// EM over the times of `tree` (its structure fixed) from its current times: `cycles` EM
+/// cycles (with the hyper-parameter modes if learned), then L-BFGS on the log joint itself with
+/// its exact gradient (`direct_iterations` steps; EM alone converges linearly and slowly).
+pub fn em_times(
+    tree: &PydtTree,
+    leaves: &Leaves,
+    params: &Params,
+    settings: &EmSettings,
+) -> Result<EmFit, PydtError> {
+    params.validate()?;
+    tree.validate()?;
+    let mut tree = tree.clone();
+    let mut params = *params;
+    let mut msgs = Messages::default();
+    let mut trace = vec![objective(&tree, leaves, &params, settings, &mut msgs)];
+    for _ in 0..settings.cycles {
+        let tables = Tables::new(&params, tree.n_leaves());
+        bp::upward(&tree, leaves, params.sigma2, &mut msgs);
+        bp::downward(&tree, params.sigma2, &mut msgs);
+        let before = tree.clone();
+        {
+            let m = MStep::new(&before, &msgs, &params, &tables);
+            let z0 = m.z_of_tree();
+            let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
+            let res = Executor::new(Problem(&m), solver)
+                .configure(|st| st.param(z0.clone()).max_iters(settings.lbfgs_iterations))
+                .run();
+            // Keep the best point L-BFGS saw; a failed line search keeps the start.
+            let z = match res {
+                Ok(r) => r.state().get_best_param().cloned().unwrap_or(z0.clone()),
+                Err(_) => z0.clone(),
+            };
+            let z = if m.q(&z) >= m.q(&z0) { z } else { z0 };
+            m.apply(&z, &mut tree);
+            if settings.learn_c || settings.learn_sigma2 {
+                update_hypers(&m, &z, &tree, &tables, &mut params, settings);
+            }
+        }
+        let f = objective(&tree, leaves, &params, settings, &mut msgs);
+        let prev = *trace.last().expect("start");
+        if f < prev {
+            // Numerical noise at convergence: keep the previous state.
+            tree = before;
+            break;
+        }
+        trace.push(f);
+        if f - prev < settings.tolerance {
+            break;
+        }
+    }
+    if settings.direct_iterations > 0 {
+        let before = tree.clone();
+        optimise_directly(&mut tree, leaves, &params, settings.direct_iterations);
+        let f = objective(&tree, leaves, &params, settings, &mut msgs);
+        if f >= *trace.last().expect("start") {
+            trace.push(f);
+        } else {
+            tree = before;
+        }
+    }
+    Ok(EmFit {
+        tree,
+        params,
+        trace,
+    })
+}
+
+/// Modes of the Gamma conditionals of c and 1/σ² given the new times and the E-step statistics.
+fn update_hypers(
+    m: &MStep<'_>,
+    z: &[f64],
+    tree: &PydtTree,
+    tables: &Tables,
+    params: &mut Params,
+    settings: &EmSettings,
+) {
+    let internal = tree.internal_nodes();
+    if settings.learn_c {
+        let (a, b) = settings.c_prior;
+        let shape = a + internal.len() as f64;
+        let rate = b + internal
+            .iter()
+            .map(|&v| j_value(tree, v, tables) * tree.s(v))
+            .sum::<f64>();
+        if shape > 1.0 && rate > 0.0 {
+            params.c = (shape - 1.0) / rate;
+        }
+    }
+    if settings.learn_sigma2 {
+        let s = m.s_of(z);
+        let (a, b) = settings.precision_prior;
+        let ss: f64 = m
+            .nodes
+            .iter()
+            .map(|&v| m.e_uv[v] / (2.0 * m.branch(&s, v)))
+            .sum();
+        let shape = a + 0.5 * m.d * m.nodes.len() as f64;
+        if shape > 1.0 && ss.is_finite() {
+            params.sigma2 = (b + ss) / (shape - 1.0);
+        }
+    }
+}
