@@ -282,34 +282,55 @@ pub fn downward(tree: &PydtTree, sigma2: f64, msgs: &mut Messages) {
         msgs.cav_mean[r * d + k] = 0.0;
         msgs.cav_var[r * d + k] = 0.0;
     }
-    // Pre-order = reversed post-order.
-    let mut sums = vec![0.0; 2 * d];
+    // Pre-order = reversed post-order. Leave-one-out sums by prefix and suffix sums (no
+    // subtraction, which would cancel when one child's precision dominates).
+    let mut kids = Vec::new();
+    let (mut rp, mut rm) = (Vec::new(), Vec::new());
+    let (mut suf_p, mut suf_m) = (Vec::new(), Vec::new());
     for &v in order.iter().rev() {
         if tree.is_leaf(v) {
             continue;
         }
-        // Message into v from outside: N(ν, ω); for the root ν = 0, ω = σ² t_root.
+        kids.clear();
+        kids.extend(tree.children(v));
+        let kn = kids.len();
+        // Row 0: the message into v from outside, N(ν, ω) (root: ν = 0, ω = σ² t_root); rows
+        // 1..=K: the children's messages as seen from v.
+        rp.clear();
+        rm.clear();
         let gv = sigma2 * tree.branch_length(v);
-        sums.iter_mut().for_each(|x| *x = 0.0);
         for k in 0..d {
             let om = msgs.cav_var[v * d + k] + gv;
-            sums[k] = 1.0 / om;
-            sums[d + k] = msgs.cav_mean[v * d + k] / om;
+            rp.push(1.0 / om);
+            rm.push(msgs.cav_mean[v * d + k] / om);
         }
-        for c in tree.children(v) {
+        for &c in &kids {
             let g = sigma2 * tree.branch_length(c);
             for k in 0..d {
                 let s = msgs.w[c * d + k] + g;
-                sums[k] += 1.0 / s;
-                sums[d + k] += msgs.mu[c * d + k] / s;
+                rp.push(1.0 / s);
+                rm.push(msgs.mu[c * d + k] / s);
             }
         }
-        for c in tree.children(v) {
-            let g = sigma2 * tree.branch_length(c);
+        // suf[i] = Σ of rows i.. (i = 0..=K+1).
+        suf_p.clear();
+        suf_p.resize((kn + 2) * d, 0.0);
+        suf_m.clear();
+        suf_m.resize((kn + 2) * d, 0.0);
+        for i in (0..=kn).rev() {
             for k in 0..d {
-                let s = msgs.w[c * d + k] + g;
-                let p = sums[k] - 1.0 / s;
-                let m = sums[d + k] - msgs.mu[c * d + k] / s;
+                suf_p[i * d + k] = suf_p[(i + 1) * d + k] + rp[i * d + k];
+                suf_m[i * d + k] = suf_m[(i + 1) * d + k] + rm[i * d + k];
+            }
+        }
+        let mut pre = vec![0.0; 2 * d];
+        for (j, &c) in kids.iter().enumerate() {
+            for k in 0..d {
+                // Rows 0..=j (outside and earlier children), then rows j+2.. (later children).
+                pre[k] += rp[j * d + k];
+                pre[d + k] += rm[j * d + k];
+                let p = pre[k] + suf_p[(j + 2) * d + k];
+                let m = pre[d + k] + suf_m[(j + 2) * d + k];
                 msgs.cav_var[c * d + k] = 1.0 / p;
                 msgs.cav_mean[c * d + k] = m / p;
             }
