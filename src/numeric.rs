@@ -42,6 +42,9 @@ pub mod exp_consts {
     ];
 }
 
+/// ln(2π).
+pub const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
 /// `log sum_k exp(x_k)` of a slice, summed in slice order (`-inf` when no term is finite).
 pub fn log_sum_exp(xs: &[f64]) -> f64 {
     let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

@@ -5,7 +5,8 @@
 use super::history::{History, HistoryError, Result};
 use std::collections::HashMap;
 
-fn quote_label(s: &str) -> String {
+/// A Newick leaf label, quoted (with `''` for `'`) when it holds whitespace or Newick syntax.
+pub(crate) fn quote_label(s: &str) -> String {
     let plain = !s.is_empty()
         && !s
             .chars()

@@ -18,7 +18,7 @@ use super::PydtError;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
+use crate::numeric::LN_2PI;
 
 /// Leaf messages: leaf i, dimension k is N(x_{ik}; `mean[i·d + k]`, `var[i·d + k]`).
 #[derive(Debug, Clone, PartialEq)]

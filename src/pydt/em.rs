@@ -24,7 +24,7 @@ use argmin::core::{CostFunction, Executor, Gradient, State};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
+use crate::numeric::LN_2PI;
 
 /// Settings of [`em_times`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -242,10 +242,7 @@ impl<'a> MStep<'a> {
 
     /// Write the times of z into `tree`.
     pub(crate) fn apply(&self, z: &[f64], tree: &mut PydtTree) {
-        let s = self.s_of(z);
-        for &v in &self.internal {
-            tree.set_s(v, s[v]);
-        }
+        *tree = tree_with_z(self.tree, z);
     }
 }
 

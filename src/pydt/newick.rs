@@ -4,18 +4,7 @@
 
 use super::tree::PydtTree;
 use super::PydtError;
-
-fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && !s
-            .chars()
-            .any(|c| c.is_whitespace() || "()[]':;,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "''"))
-    }
-}
+use crate::coalescent::newick::quote_label;
 
 /// The tree as a Newick string (shortest round-trip decimals), ending in `;`.
 pub fn to_newick(tree: &PydtTree, names: Option<&[String]>) -> Result<String, PydtError> {
@@ -51,7 +40,7 @@ pub fn to_newick(tree: &PydtTree, names: Option<&[String]>) -> Result<String, Py
                 }
             }
             Step::Open(v) => {
-                out.push_str(&names.map_or_else(|| v.to_string(), |nm| quote(&nm[v])));
+                out.push_str(&names.map_or_else(|| v.to_string(), |nm| quote_label(&nm[v])));
                 out.push_str(&format!(":{}", tree.branch_length(v)));
             }
             Step::Close(v) => out.push_str(&format!("):{}", tree.branch_length(v))),

@@ -73,21 +73,6 @@ impl Params {
     pub fn multifurcating(&self) -> bool {
         self.theta + 2.0 * self.alpha != 0.0
     }
-
-    /// Cumulative divergence hazard A(t) = −c·log(1 − t) (spec §2.2).
-    pub fn cum_hazard(&self, t: f64) -> f64 {
-        -self.c * (-t).ln_1p()
-    }
-
-    /// Inverse of [`Self::cum_hazard`]: A⁻¹(y) = 1 − exp(−y/c).
-    pub fn inv_cum_hazard(&self, y: f64) -> f64 {
-        -(-y / self.c).exp_m1()
-    }
-
-    /// log a(t) = log c − log(1 − t).
-    pub fn ln_hazard(&self, t: f64) -> f64 {
-        self.c.ln() - (-t).ln_1p()
-    }
 }
 
 /// Tables of the (θ, α)-dependent terms for trees of up to `n` leaves (spec §2.4); rebuild them

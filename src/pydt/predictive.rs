@@ -13,9 +13,7 @@ use super::bp::{self, Leaves, Messages};
 use super::params::{Params, Tables};
 use super::tree::PydtTree;
 use super::PydtError;
-use crate::numeric::log_sum_exp;
-
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
+use crate::numeric::{log_sum_exp, LN_2PI};
 
 /// One mixture component: probability of the divergence place and time, and the log density of
 /// `x` there.

@@ -18,6 +18,7 @@
 //! adaptive Gauss–Kronrod (7/15) on panels cut at the points where it has dropped by 1, 3, 6, …, 38;
 //! measured relative accuracy ≈ 1e-14.
 
+use crate::numeric::LN_2PI;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rand::RngExt;
@@ -79,9 +80,6 @@ use shape::*;
 // ---------------------------------------------------------------------------------------------
 // The merge-time density
 // ---------------------------------------------------------------------------------------------
-
-/// ln(2π).
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
 /// Products of the parameters above this are rejected (they would overflow the intermediate
 /// quantities ρr/2, ε/(2r), ρε).
