@@ -4,16 +4,27 @@
 //! locations and, for every edge u→v, E_uv = Σ_d E[(x_vd − x_ud)²].
 //! M-step: maximise over all internal times jointly, by L-BFGS (argmin, Moré–Thuente line
 //! search),
-//!   Q(t) = Σ_{internal v} [log c + (cJ_v − 1)·log(1 − t_v)]
-//!        + Σ_{edges u→v} [−(D/2)·log(2πσ²(t_v − t_u)) − E_uv/(2σ²(t_v − t_u))].
-//! Because the E-step is exact, Q plus the locations' entropy equals the log joint L of §2.6 at
-//! the E-step's times, so every cycle raises L (and at a fixed point ∇L = 0).
+//!   Q(s) = Σ_{internal v} [log c − cJ_v·s_v]
+//!        + Σ_{edges u→v} [−(D/2)·log(2πσ²(t_v − t_u)) − E_uv/(2σ²(t_v − t_u))],
+//! with s = −ln(1 − t). Because the E-step is exact, Q plus the locations' entropy equals the
+//! objective at the E-step's times, so every cycle raises it (and at a fixed point its gradient
+//! is 0).
+//!
+//! Which density is maximised: the spec's bound (eq. 17) is the density of the times t, whose
+//! factor per node is c·(1 − t_v)^{cJ_v − 1}. J_v can be below 1/c (e.g. a node over two cherries:
+//! J = H_3 − 2H_1 < 0), so that density grows without bound as a subtree's times go to 1; with
+//! exact leaves the likelihood stops this, but with noisy leaves or EP sites (probit) it does not,
+//! and the "MAP" collapses every time to 1 (seen on animals33: log density +18,000). We maximise
+//! the density of the log-scale times s instead, c·e^{−cJ_v s_v} per node, i.e. the log joint
+//! L(T, t) minus the Jacobian Σ_v s_v. It is bounded: any set of times going to 1 together is a
+//! union of whole subtrees, and over a subtree Σ_v J_v = H_{m−1} > 0. The MAP (a mode) depends
+//! on the coordinates; s is the natural one (the divergence hazard is a(t) dt = c ds).
 //!
 //! Parameterisation: the paper's map to the real line is lost (spec §7.4); we use the nested map
-//! s_v = s_pa + softplus(z_v) on the log-scale times s = −ln(1 − t), which keeps every time
-//! between its parent's and 1 for any real z and the children after their parents, so no barrier
-//! and no infeasible line-search step exist. Optionally c and σ² take the modes of their Gamma
-//! conditionals (spec §2.7) after each M-step, which then raises L + log p(c) + log p(1/σ²).
+//! s_v = s_pa + softplus(z_v), which keeps every time between its parent's and 1 for any real z
+//! and the children after their parents, so no barrier and no infeasible line-search step exist.
+//! Optionally c and σ² take the modes of their Gamma conditionals (spec §2.7) after each M-step,
+//! which then raises the objective plus log p(c) + log p(1/σ²).
 
 use super::bp::{self, Leaves, Messages};
 use super::params::{Params, Tables};
@@ -88,6 +99,16 @@ fn softplus(z: f64) -> f64 {
     } else {
         z.exp().ln_1p()
     }
+}
+
+/// The smallest log-scale branch increment the map produces: the tree keeps strictly increasing
+/// times (a zero-length branch, which noisy leaves allow at the optimum, would fail
+/// `PydtTree::validate`).
+const MIN_INCREMENT: f64 = 1e-9;
+
+/// softplus(z), at least [`MIN_INCREMENT`].
+fn increment(z: f64) -> f64 {
+    softplus(z).max(MIN_INCREMENT)
 }
 
 fn sigmoid(z: f64) -> f64 {
@@ -170,7 +191,7 @@ impl<'a> MStep<'a> {
         for (i, &v) in self.internal.iter().enumerate() {
             let p = self.tree.node(v).parent;
             let sp = if p == NONE { 0.0 } else { s[p] };
-            s[v] = sp + softplus(z[i]);
+            s[v] = sp + increment(z[i]);
         }
         s
     }
@@ -194,7 +215,7 @@ impl<'a> MStep<'a> {
         let s = self.s_of(z);
         let mut q = 0.0;
         for (i, &v) in self.internal.iter().enumerate() {
-            q += self.ln_c - (self.cj[i] - 1.0) * s[v];
+            q += self.ln_c - self.cj[i] * s[v];
         }
         for &v in &self.nodes {
             let dt = self.branch(&s, v);
@@ -210,7 +231,7 @@ impl<'a> MStep<'a> {
         // dQ/dt_w for internal w.
         let mut dq_dt = vec![0.0; self.internal.len()];
         for (i, &v) in self.internal.iter().enumerate() {
-            dq_dt[i] -= (self.cj[i] - 1.0) / (-s[v]).exp();
+            dq_dt[i] -= self.cj[i] / (-s[v]).exp();
         }
         for &v in &self.nodes {
             let dt = self.branch(&s, v);
@@ -246,14 +267,32 @@ impl<'a> MStep<'a> {
     }
 }
 
+/// A cost the line search can handle: a log density of −∞ (a branch length rounded to 0 or 1 by a
+/// long trial step) or NaN becomes a huge finite cost, which the Moré–Thuente search rejects by
+/// its sufficient-decrease test and interpolates back from (it stops on a non-finite value).
+fn finite_cost(cost: f64) -> f64 {
+    if cost.is_finite() {
+        cost
+    } else {
+        1e300
+    }
+}
+
+/// The negated gradient of a log density, with non-finite entries (at points `finite_cost` has
+/// already ruled out) set to 0.
+fn finite_gradient(grad: Vec<f64>) -> Vec<f64> {
+    grad.into_iter()
+        .map(|g| if g.is_finite() { -g } else { 0.0 })
+        .collect()
+}
+
 struct Problem<'a, 'b>(&'b MStep<'a>);
 
 impl CostFunction for Problem<'_, '_> {
     type Param = Vec<f64>;
     type Output = f64;
     fn cost(&self, z: &Vec<f64>) -> Result<f64, argmin::core::Error> {
-        let q = self.0.q(z);
-        Ok(if q.is_nan() { f64::INFINITY } else { -q })
+        Ok(finite_cost(-self.0.q(z)))
     }
 }
 
@@ -261,7 +300,7 @@ impl Gradient for Problem<'_, '_> {
     type Param = Vec<f64>;
     type Gradient = Vec<f64>;
     fn gradient(&self, z: &Vec<f64>) -> Result<Vec<f64>, argmin::core::Error> {
-        Ok(self.0.grad(z).into_iter().map(|g| -g).collect())
+        Ok(finite_gradient(self.0.grad(z)))
     }
 }
 
@@ -269,7 +308,14 @@ fn ln_gamma_density(x: f64, (shape, rate): (f64, f64)) -> f64 {
     shape * rate.ln() - statrs::function::gamma::ln_gamma(shape) + (shape - 1.0) * x.ln() - rate * x
 }
 
-/// The EM objective: L(T, t) plus the log priors of the learned hyper-parameters.
+/// Σ_v s_v over the internal nodes: log |dt/ds|⁻¹, the change of measure from the times t to the
+/// log-scale times s = −ln(1 − t) (dt/ds = 1 − t = e^{−s}).
+pub fn ln_jacobian(tree: &PydtTree) -> f64 {
+    tree.internal_nodes().iter().map(|&v| tree.s(v)).sum()
+}
+
+/// The EM objective: the log density of (X, T, s), L(T, t) − Σ_v s_v, plus the log priors of
+/// the learned hyper-parameters.
 pub fn objective(
     tree: &PydtTree,
     leaves: &Leaves,
@@ -278,7 +324,7 @@ pub fn objective(
     msgs: &mut Messages,
 ) -> f64 {
     let tables = Tables::new(params, tree.n_leaves());
-    let mut f = super::ln_joint(tree, leaves, params, &tables, msgs);
+    let mut f = super::ln_joint(tree, leaves, params, &tables, msgs) - ln_jacobian(tree);
     if settings.learn_c {
         f += ln_gamma_density(params.c, settings.c_prior);
     }
@@ -316,7 +362,7 @@ fn tree_with_z(template: &PydtTree, z: &[f64]) -> PydtTree {
         .filter(|&&v| !template.is_leaf(v))
         .enumerate()
     {
-        let s = t.parent_s(v) + softplus(z[i]);
+        let s = t.parent_s(v) + increment(z[i]);
         t.set_s(v, s);
     }
     t
@@ -333,8 +379,8 @@ impl CostFunction for Direct<'_> {
             &self.params,
             &self.tables,
             &mut self.msgs.borrow_mut(),
-        );
-        Ok(if l.is_nan() { f64::INFINITY } else { -l })
+        ) - ln_jacobian(&t);
+        Ok(finite_cost(-l))
     }
 }
 
@@ -347,7 +393,7 @@ impl Gradient for Direct<'_> {
         bp::upward(&t, self.leaves, self.params.sigma2, &mut msgs);
         bp::downward(&t, self.params.sigma2, &mut msgs);
         let m = MStep::new(&t, &msgs, &self.params, &self.tables);
-        Ok(m.grad(z).into_iter().map(|g| -g).collect())
+        Ok(finite_gradient(m.grad(z)))
     }
 }
 
@@ -368,7 +414,7 @@ fn optimise_directly(tree: &mut PydtTree, leaves: &Leaves, params: &Params, iter
     };
     let c0 = problem.cost(&z0).unwrap_or(f64::INFINITY);
     let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7)
-        .with_tolerance_cost(1e-12)
+        .with_tolerance_cost(1e-9)
         .unwrap_or_else(|_| LBFGS::new(MoreThuenteLineSearch::new(), 7));
     let res = Executor::new(problem, solver)
         .configure(|st| st.param(z0.clone()).max_iters(iterations))
@@ -384,7 +430,8 @@ fn optimise_directly(tree: &mut PydtTree, leaves: &Leaves, params: &Params, iter
     }
 }
 
-/// EM over the times of `tree` (its structure fixed) from its current times: `cycles` EM
+/// EM over the times of `tree` (its structure fixed; only its attached leaves are used, as in
+/// sequential attachment) from its current times: `cycles` EM
 /// cycles (with the hyper-parameter modes if learned), then L-BFGS on the log joint itself with
 /// its exact gradient (`direct_iterations` steps; EM alone converges linearly and slowly).
 pub fn em_times(
@@ -394,7 +441,7 @@ pub fn em_times(
     settings: &EmSettings,
 ) -> Result<EmFit, PydtError> {
     params.validate()?;
-    tree.validate()?;
+    tree.validate_attached()?;
     let mut tree = tree.clone();
     let mut params = *params;
     let mut msgs = Messages::default();

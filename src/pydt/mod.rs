@@ -1,7 +1,8 @@
 //! Pitman–Yor diffusion trees (Knowles & Ghahramani, UAI 2011) and, as the special case
 //! θ = α = 0, Neal's Dirichlet diffusion tree: the prior over multifurcating trees with
 //! divergence times, the Gaussian likelihood by belief propagation, the generative process,
-//! collapsed MCMC and Bayesian EM over the times (the greedy structure search is next). The maths, its reconstruction from the paper (whose
+//! collapsed MCMC, Bayesian EM over the times, EP for probit data and the greedy EM structure
+//! search that finds MAP trees. The maths, its reconstruction from the paper (whose
 //! inline formulas were lost) and reference numbers follow `shared/specs/bayesian_baselines.md`
 //! §2 and §6.1, cited by section in each file.
 //!
@@ -11,6 +12,8 @@
 //! - [`bp`]: belief propagation (likelihood, cavities, edge statistics, location sampling).
 //! - [`generate`]: the generative process and the single-point path density.
 //! - [`em`]: Bayesian EM over a tree's divergence times (L-BFGS M-step).
+//! - [`ep`]: expectation propagation for the probit sites.
+//! - [`search`]: the greedy Bayesian EM search over structures (MAP trees).
 //! - [`mcmc`]: the collapsed sampler (detach/reattach, times, hyper-parameters, probit).
 //! - [`probit`]: binary data through a probit link.
 //! - [`predictive`]: the predictive density of held-out points.
@@ -18,6 +21,7 @@
 
 pub mod bp;
 pub mod em;
+pub mod ep;
 pub mod generate;
 pub mod mcmc;
 pub mod metrics;
@@ -26,10 +30,13 @@ pub mod params;
 pub mod predictive;
 pub mod prior;
 pub mod probit;
+pub mod search;
 pub mod tree;
 
 #[cfg(test)]
 mod mcmc_tests;
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod test_util;
 #[cfg(test)]

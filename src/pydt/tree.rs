@@ -83,6 +83,16 @@ impl PydtTree {
         }
     }
 
+    /// Like [`PydtTree::single`] with `leaf` as the one attached leaf (sequential attachment in
+    /// any order).
+    pub fn single_from(n: usize, leaf: usize) -> Self {
+        assert!(leaf < n, "single_from: leaf {leaf} of {n}");
+        Self {
+            root: leaf,
+            ..Self::single(n)
+        }
+    }
+
     /// Build from parent links: `parents[v]` is `None` for the root, `times[v]` the divergence
     /// time of internal node v (entries for leaves `0..n` are ignored: leaves sit at t = 1).
     /// Nodes `0..n` are the leaves; every node `n..` must be internal.
@@ -214,6 +224,11 @@ impl PydtTree {
         v < self.n
     }
 
+    /// Whether node `v` is in the tree (has a parent or is the root).
+    pub fn is_attached(&self, v: usize) -> bool {
+        v == self.root || self.nodes[v].parent != NONE
+    }
+
     /// Size of the node arena (leaves, internal nodes and free slots).
     pub fn capacity(&self) -> usize {
         self.nodes.len()
@@ -251,9 +266,9 @@ impl PydtTree {
         self.nodes.len() - self.n - self.free.len()
     }
 
-    /// Check links, counts and times: every internal node has ≥ 2 children and a time strictly
-    /// between its parent's (0 for the root) and each child's.
-    pub fn validate(&self) -> Result<(), PydtError> {
+    /// Check the attached part's links, counts and times: every internal node has ≥ 2 children
+    /// and a time strictly between its parent's (0 for the root) and each child's.
+    pub fn validate_attached(&self) -> Result<(), PydtError> {
         let mut order = Vec::new();
         self.postorder(&mut order);
         let attached = order.iter().filter(|&&v| v < self.n).count();
@@ -287,7 +302,16 @@ impl PydtTree {
                 )));
             }
         }
-        if attached != self.n || self.nodes[self.root].leaves != self.n {
+        if self.nodes[self.root].leaves != attached {
+            return Err(PydtError::Tree("the root's leaf count is wrong".into()));
+        }
+        Ok(())
+    }
+
+    /// [`PydtTree::validate_attached`] plus: every leaf is attached.
+    pub fn validate(&self) -> Result<(), PydtError> {
+        self.validate_attached()?;
+        if self.nodes[self.root].leaves != self.n {
             return Err(PydtError::Tree("the root does not cover every leaf".into()));
         }
         Ok(())
