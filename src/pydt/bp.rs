@@ -212,6 +212,22 @@ impl Messages {
 
 /// Upward pass: fills the up-messages and returns log p(X | T, t, σ²) (spec §2.5).
 pub fn upward(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages) -> f64 {
+    upward_pass(tree, leaves, sigma2, msgs, true)
+}
+
+/// The upward pass's messages only (no logarithms): for [`downward`] when the likelihood's
+/// value is not needed (EP sweeps).
+pub fn upward_messages(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages) {
+    upward_pass(tree, leaves, sigma2, msgs, false);
+}
+
+fn upward_pass(
+    tree: &PydtTree,
+    leaves: &Leaves,
+    sigma2: f64,
+    msgs: &mut Messages,
+    value: bool,
+) -> f64 {
     let d = leaves.d;
     msgs.size(tree.capacity(), d);
     let mut order = std::mem::take(&mut msgs.order);
@@ -235,13 +251,20 @@ pub fn upward(tree: &PydtTree, leaves: &Leaves, sigma2: f64, msgs: &mut Messages
                 let r = 1.0 / s;
                 msgs.acc[prec + k] += r;
                 msgs.acc[mp + k] += m * r;
-                msgs.acc[lns + k] += s.ln();
+            }
+            if value {
+                for k in 0..d {
+                    msgs.acc[lns + k] += (msgs.w[c * d + k] + g).ln();
+                }
             }
         }
         for k in 0..d {
             let w = 1.0 / msgs.acc[prec + k];
             msgs.w[v * d + k] = w;
             msgs.mu[v * d + k] = msgs.acc[mp + k] * w;
+        }
+        if !value {
+            continue;
         }
         // Σ_c (μ_c − μ_v)²/s_c, equal to Σ μ_c²/s_c − μ_v Σ μ_c/s_c without its cancellation.
         for c in tree.children(v) {

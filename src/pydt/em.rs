@@ -390,7 +390,7 @@ impl Gradient for Direct<'_> {
     fn gradient(&self, z: &Vec<f64>) -> Result<Vec<f64>, argmin::core::Error> {
         let t = self.tree_at(z);
         let mut msgs = self.msgs.borrow_mut();
-        bp::upward(&t, self.leaves, self.params.sigma2, &mut msgs);
+        bp::upward_messages(&t, self.leaves, self.params.sigma2, &mut msgs);
         bp::downward(&t, self.params.sigma2, &mut msgs);
         let m = MStep::new(&t, &msgs, &self.params, &self.tables);
         Ok(finite_gradient(m.grad(z)))
@@ -448,7 +448,7 @@ pub fn em_times(
     let mut trace = vec![objective(&tree, leaves, &params, settings, &mut msgs)];
     for _ in 0..settings.cycles {
         let tables = Tables::new(&params, tree.n_leaves());
-        bp::upward(&tree, leaves, params.sigma2, &mut msgs);
+        bp::upward_messages(&tree, leaves, params.sigma2, &mut msgs);
         bp::downward(&tree, params.sigma2, &mut msgs);
         let before = tree.clone();
         {

@@ -123,7 +123,7 @@ pub fn run(
     tree.postorder(&mut attached);
     attached.retain(|&v| tree.is_leaf(v));
     for _ in 0..settings.sweeps.max(1) {
-        bp::upward(tree, &sites.leaves, sigma2, msgs);
+        bp::upward_messages(tree, &sites.leaves, sigma2, msgs);
         bp::downward(tree, sigma2, msgs);
         let mut change = 0.0_f64;
         for &i in &attached {
@@ -149,7 +149,7 @@ pub fn run(
         }
     }
     // The scales at the final sites, then the Gaussian part.
-    bp::upward(tree, &sites.leaves, sigma2, msgs);
+    bp::upward_messages(tree, &sites.leaves, sigma2, msgs);
     bp::downward(tree, sigma2, msgs);
     for &i in &attached {
         for k in 0..d {

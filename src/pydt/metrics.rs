@@ -1,5 +1,5 @@
 //! The shared clustering metrics (spec §4.2–§4.4) on multifurcating trees: dendrogram purity,
-//! subtree score and the ARI curve at the achievable cluster counts.
+//! subtree score, the ARI curve at the achievable cluster counts, and Dasgupta's cost.
 
 use super::tree::PydtTree;
 use super::PydtError;
@@ -142,4 +142,48 @@ pub fn ari_auc(points: &[(usize, f64)]) -> Result<f64, PydtError> {
         .map(|w| 0.5 * (w[0].1 + w[1].1) * (w[1].0 - w[0].0) as f64)
         .sum();
     Ok(area / (last - first) as f64)
+}
+
+/// Dasgupta's cost Σ_{i<j} w_ij·|leaves(lca(i, j))| of a multifurcating tree, for symmetric
+/// similarities `weights` (n × n, row-major; the diagonal is ignored). On binary trees it is the
+/// cost the trellis minimises (`model::dasgupta`).
+pub fn dasgupta_cost(tree: &PydtTree, weights: &[f64]) -> Result<f64, PydtError> {
+    let n = tree.n_leaves();
+    if weights.len() != n * n {
+        return Err(PydtError::Data(format!(
+            "{} similarity entries for {n} leaves; give an n x n matrix",
+            weights.len()
+        )));
+    }
+    if let Some(k) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(PydtError::Data(format!(
+            "similarity ({}, {}) is {}; every similarity must be finite",
+            k / n,
+            k % n,
+            weights[k]
+        )));
+    }
+    let mut order = Vec::new();
+    tree.postorder(&mut order);
+    let mut below: Vec<Vec<usize>> = vec![Vec::new(); tree.capacity()];
+    let mut cost = 0.0;
+    for &v in &order {
+        if tree.is_leaf(v) {
+            below[v] = vec![v];
+            continue;
+        }
+        let size = tree.node(v).leaves as f64;
+        let mut seen: Vec<usize> = Vec::new();
+        for c in tree.children(v) {
+            let mine = std::mem::take(&mut below[c]);
+            let cross: f64 = mine
+                .iter()
+                .map(|&i| seen.iter().map(|&j| weights[i * n + j]).sum::<f64>())
+                .sum();
+            cost += size * cross;
+            seen.extend(mine);
+        }
+        below[v] = seen;
+    }
+    Ok(cost)
 }

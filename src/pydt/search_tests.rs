@@ -395,3 +395,38 @@ fn collapse_merges_short_branches_into_parents() {
     let far = PydtTree::from_parents(4, &parents, &[0.0, 0.0, 0.0, 0.0, 0.7, t5]).unwrap();
     assert!(collapse_short(&far).is_none());
 }
+
+#[test]
+fn dasgupta_cost_matches_the_pairwise_definition() {
+    use super::metrics::dasgupta_cost;
+    use super::test_util::{all_shapes, shape_tree};
+    let mut rng = StdRng::seed_from_u64(8);
+    let n = 5;
+    let mut w = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..i {
+            let x: f64 = rng.random();
+            w[i * n + j] = x;
+            w[j * n + i] = x;
+        }
+    }
+    let items: Vec<usize> = (0..n).collect();
+    for shape in all_shapes(&items) {
+        let tree = shape_tree(n, &shape);
+        let clusters = tree.clusters();
+        let mut want = 0.0;
+        for i in 0..n {
+            for j in i + 1..n {
+                let lca = clusters
+                    .iter()
+                    .filter(|c| c.contains(&i) && c.contains(&j))
+                    .map(Vec::len)
+                    .min()
+                    .unwrap();
+                want += w[i * n + j] * lca as f64;
+            }
+        }
+        assert!((dasgupta_cost(&tree, &w).unwrap() - want).abs() < 1e-12);
+    }
+    assert!(dasgupta_cost(&PydtTree::single(5), &w[..4]).is_err());
+}
