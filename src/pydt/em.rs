@@ -53,6 +53,13 @@ pub struct EmSettings {
     pub learn_c: bool,
     /// Update 1/σ² to the mode of its Gamma conditional (prior `precision_prior`).
     pub learn_sigma2: bool,
+    /// Move θ to its conditional mode (golden-section search on the structure and time factors
+    /// plus its prior; spec §2.9). PYDT only: a DDT keeps θ = 0.
+    pub learn_theta: bool,
+    /// Move α likewise (coordinate-wise with θ).
+    pub learn_alpha: bool,
+    /// Rate b_θ of θ's prior b_θ·exp(−b_θ(θ + 2α)) on θ ≥ −2α (spec §2.7).
+    pub theta_rate: f64,
     /// Gamma (shape, rate) prior of c.
     pub c_prior: (f64, f64),
     /// Gamma (shape, rate) prior of 1/σ².
@@ -68,6 +75,9 @@ impl Default for EmSettings {
             lbfgs_iterations: 50,
             learn_c: false,
             learn_sigma2: false,
+            learn_theta: false,
+            learn_alpha: false,
+            theta_rate: 1.0,
             c_prior: (1.0, 1.0),
             precision_prior: (1.0, 1.0),
         }
@@ -331,7 +341,91 @@ pub fn objective(
     if settings.learn_sigma2 {
         f += ln_gamma_density(1.0 / params.sigma2, settings.precision_prior);
     }
+    if settings.learn_theta {
+        f += ln_theta_prior(params, settings.theta_rate);
+    }
     f
+}
+
+/// log of θ's prior b·exp(−b(θ + 2α)) on θ ≥ −2α.
+fn ln_theta_prior(params: &Params, rate: f64) -> f64 {
+    rate.ln() - rate * (params.theta + 2.0 * params.alpha)
+}
+
+/// The part of the objective that depends on θ and α: Σ_v (log S_v + log T_v) plus θ's prior.
+fn theta_alpha_objective(tree: &PydtTree, params: &Params, settings: &EmSettings) -> f64 {
+    let tables = Tables::new(params, tree.n_leaves());
+    let mut f = super::prior::prior_terms(tree, params, &tables).total();
+    if settings.learn_theta {
+        f += ln_theta_prior(params, settings.theta_rate);
+    }
+    f
+}
+
+/// Maximise a function on [lo, hi] by golden-section search (60 steps); returns the argmax.
+fn golden_section(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let r = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut a, mut b) = (lo, hi);
+    let (mut x1, mut x2) = (b - r * (b - a), a + r * (b - a));
+    let (mut f1, mut f2) = (f(x1), f(x2));
+    for _ in 0..60 {
+        if f1 >= f2 {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - r * (b - a);
+            f1 = f(x1);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + r * (b - a);
+            f2 = f(x2);
+        }
+    }
+    if f1 >= f2 {
+        x1
+    } else {
+        x2
+    }
+}
+
+/// Coordinate-wise golden-section ascent on θ (on the scale ln(θ + 2α)) and α, until a round
+/// gains less than 1e-10 (at most 100 rounds); a move is kept only if it raises the objective.
+fn update_theta_alpha(tree: &PydtTree, params: &mut Params, settings: &EmSettings) {
+    let at = |p: &Params| theta_alpha_objective(tree, p, settings);
+    for _ in 0..100 {
+        let start = at(params);
+        if settings.learn_theta {
+            let alpha = params.alpha;
+            let hi = (super::params::MAX_THETA + 2.0 * alpha).ln();
+            let with = |u: f64| Params {
+                theta: (u.exp() - 2.0 * alpha).min(super::params::MAX_THETA),
+                ..*params
+            };
+            let u = golden_section(-12.0, hi, |u| at(&with(u)));
+            let cand = with(u);
+            if cand.validate().is_ok() && at(&cand) > at(params) {
+                *params = cand;
+            }
+        }
+        if settings.learn_alpha {
+            let theta = params.theta;
+            let lo = (-0.5 * theta).max(0.0);
+            let with = |a: f64| Params {
+                alpha: a,
+                ..*params
+            };
+            let a = golden_section(lo, 1.0 - 1e-9, |a| at(&with(a)));
+            let cand = with(a);
+            if cand.validate().is_ok() && at(&cand) > at(params) {
+                *params = cand;
+            }
+        }
+        if !(settings.learn_theta && settings.learn_alpha) || at(params) - start < 1e-10 {
+            break;
+        }
+    }
 }
 
 /// Direct maximisation of L over the times with the exact gradient: by Fisher's identity
@@ -442,6 +536,21 @@ pub fn em_times(
 ) -> Result<EmFit, PydtError> {
     params.validate()?;
     tree.validate_attached()?;
+    if (settings.learn_theta || settings.learn_alpha) && params.theta == 0.0 && params.alpha == 0.0
+    {
+        return Err(PydtError::Data(
+            "learn_theta/learn_alpha are for the PYDT: a DDT keeps theta = alpha = 0 (start from \
+             theta > 0 to learn them)"
+                .into(),
+        ));
+    }
+    if !(settings.theta_rate > 0.0 && settings.theta_rate.is_finite()) {
+        return Err(PydtError::Parameter {
+            name: "theta_rate",
+            value: settings.theta_rate,
+            domain: "a finite value > 0",
+        });
+    }
     let mut tree = tree.clone();
     let mut params = *params;
     let mut msgs = Messages::default();
@@ -451,6 +560,7 @@ pub fn em_times(
         bp::upward_messages(&tree, leaves, params.sigma2, &mut msgs);
         bp::downward(&tree, params.sigma2, &mut msgs);
         let before = tree.clone();
+        let params_before = params;
         {
             let m = MStep::new(&before, &msgs, &params, &tables);
             let z0 = m.z_of_tree();
@@ -469,11 +579,15 @@ pub fn em_times(
                 update_hypers(&m, &z, &tree, &tables, &mut params, settings);
             }
         }
+        if settings.learn_theta || settings.learn_alpha {
+            update_theta_alpha(&tree, &mut params, settings);
+        }
         let f = objective(&tree, leaves, &params, settings, &mut msgs);
         let prev = *trace.last().expect("start");
         if f < prev {
             // Numerical noise at convergence: keep the previous state.
             tree = before;
+            params = params_before;
             break;
         }
         trace.push(f);
@@ -482,13 +596,18 @@ pub fn em_times(
         }
     }
     if settings.direct_iterations > 0 {
-        let before = tree.clone();
+        let (before, params_before) = (tree.clone(), params);
         optimise_directly(&mut tree, leaves, &params, settings.direct_iterations);
+        // θ and α at their modes for the final times (they only raise the objective).
+        if settings.learn_theta || settings.learn_alpha {
+            update_theta_alpha(&tree, &mut params, settings);
+        }
         let f = objective(&tree, leaves, &params, settings, &mut msgs);
         if f >= *trace.last().expect("start") {
             trace.push(f);
         } else {
             tree = before;
+            params = params_before;
         }
     }
     Ok(EmFit {

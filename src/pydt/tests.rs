@@ -627,6 +627,8 @@ fn em_raises_its_objective_to_a_stationary_point() {
         let settings = EmSettings {
             learn_c: case % 2 == 1,
             learn_sigma2: case % 3 == 2,
+            learn_theta: case == 3 || case == 4,
+            learn_alpha: case == 4 || case == 5,
             tolerance: 1e-10,
             ..EmSettings::default()
         };
@@ -653,7 +655,31 @@ fn em_raises_its_objective_to_a_stationary_point() {
             m.apply(z, &mut t);
             super::ln_joint(&t, &leaves, &fit.params, &tables, msgs) - super::em::ln_jacobian(&t)
         };
-        if !settings.learn_c && !settings.learn_sigma2 {
+        if settings.learn_theta || settings.learn_alpha {
+            // θ and α sit at a coordinate-wise maximum of the objective.
+            let at = |p: &Params, msgs: &mut Messages| {
+                super::em::objective(&fit.tree, &leaves, p, &settings, msgs)
+            };
+            let f0 = at(&fit.params, &mut msgs);
+            for (dt, da) in [(0.05, 0.0), (-0.05, 0.0), (0.0, 0.02), (0.0, -0.02)] {
+                let mut p = fit.params;
+                p.theta += if settings.learn_theta { dt } else { 0.0 };
+                p.alpha += if settings.learn_alpha { da } else { 0.0 };
+                if p.validate().is_ok() && p != fit.params {
+                    assert!(
+                        at(&p, &mut msgs) <= f0 + 1e-6,
+                        "case {case}: {p:?} beats {:?}",
+                        fit.params
+                    );
+                }
+            }
+            assert!(fit.params != truth, "case {case}: theta/alpha did not move");
+        }
+        if !settings.learn_c
+            && !settings.learn_sigma2
+            && !settings.learn_theta
+            && !settings.learn_alpha
+        {
             for i in 0..z0.len() {
                 let h = 1e-5;
                 let (mut a, mut b) = (z0.clone(), z0.clone());
