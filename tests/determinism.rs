@@ -45,6 +45,9 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
         "coalescent_smoke",
         "coalescent_learning_smoke",
         "usps_smoke",
+        "pydt_synthetic_smoke",
+        "animals33_smoke",
+        "pydt_density_smoke",
     ] {
         let runs: Vec<PathBuf> = [1, 2]
             .iter()

@@ -59,6 +59,7 @@ registry! {
     flat_pam50 => FlatPam50,
     coalescent_synthetic => CoalescentSynthetic,
     coalescent_labelled => CoalescentLabelled,
+    pydt => Pydt,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -34,7 +34,10 @@
 //!   optional values in the cells and outlined groups, e.g. pairwise
 //!   co-clustering probabilities;
 //! * [`TextTable`]: a paper-style results table of text cells with section
-//!   rows and the best cell per row highlighted (Henao & Lucas's Tables 1–3).
+//!   rows and the best cell per row highlighted (Henao & Lucas's Tables 1–3);
+//! * [`TimeDendrogramChart`]: multifurcating trees with divergence times on a
+//!   shared time axis, leaves coloured by category (Knowles & Ghahramani's
+//!   Figures 5 and 7).
 //!
 //! Colour helpers [`viridis`], [`diverging`], [`category_colors`] and
 //! [`qualitative_color`] are shared by all charts.
@@ -72,6 +75,7 @@ mod shapes;
 mod test_util;
 mod text;
 mod text_table;
+mod time_dendrogram;
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
@@ -94,6 +98,7 @@ pub use text::{
     TITLE_SIZE,
 };
 pub use text_table::{TextRow, TextTable};
+pub use time_dendrogram::{TimeDendrogramChart, TimeTreePanel};
 
 /// Converts a plotters error into an [`anyhow::Error`]. In code generic over
 /// the backend, `?` cannot do this (backend error types need not be
