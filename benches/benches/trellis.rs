@@ -9,7 +9,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
 use trellis_lab::exact::{FullTrellis, Marginals, PosteriorSampler, SparseTrellis};
-use trellis_lab::search::{beam_search, beam_search_all, default_beam_size, greedy, Dedup};
+use trellis_lab::search::{
+    beam_search, beam_search_all, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
+};
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
@@ -130,6 +132,38 @@ fn baselines(c: &mut Criterion) {
             b.iter(|| black_box(greedy(m).unwrap().log_likelihood))
         });
     }
+    // The jet algorithms on a 40-leaf QCD jet (the sparse group's; issue 13: well under a
+    // millisecond), beside greedy and beam search on the same jet.
+    let params = GinkgoParams {
+        root_scale: 40_000.0,
+        ..GinkgoParams::qcd()
+    };
+    let jet = generate_dataset(&params, 1, 40, 40, 40, 2_000_000, "bench")
+        .unwrap()
+        .jets
+        .remove(0);
+    let m = jet.model().unwrap();
+    for alg in [
+        KtAlgorithm::Kt,
+        KtAlgorithm::CambridgeAachen,
+        KtAlgorithm::AntiKt,
+    ] {
+        g.bench_function(format!("generalised_kt_40_{alg:?}"), |b| {
+            b.iter(|| black_box(generalised_kt(&jet.leaves, alg, 1.0).unwrap()))
+        });
+    }
+    g.bench_function("greedy_40", |b| {
+        b.iter(|| black_box(greedy(&m).unwrap().log_likelihood))
+    });
+    g.bench_function("beam_search_40", |b| {
+        b.iter(|| {
+            black_box(
+                beam_search(&m, default_beam_size(40))
+                    .unwrap()
+                    .log_likelihood,
+            )
+        })
+    });
     g.finish();
 }
 

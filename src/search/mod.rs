@@ -1,14 +1,17 @@
 //! Approximate MAP search: agglomerative greedy and beam search on a model's energy (the
-//! paper's baselines), and average linkage on a similarity graph.
+//! paper's baselines), average linkage on a similarity graph, and the generalised kt jet
+//! algorithms on four-momenta.
 
 pub mod beam;
 pub mod greedy;
+pub mod kt;
 pub mod linkage;
 
 pub use beam::{
     beam_search, beam_search_all, beam_search_with, default_beam_size, Dedup, MAX_BEAM_SIZE,
 };
 pub use greedy::greedy;
+pub use kt::{generalised_kt, KtAlgorithm};
 pub use linkage::average_linkage;
 
 use crate::subset::Subset;
@@ -32,6 +35,9 @@ pub enum SearchError {
         /// The beam size passed.
         beam_size: usize,
     },
+    /// Another bad argument (the message names it and the fix).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// `Ok(n)` when `n` leaves can be searched (1 to 64).
