@@ -139,7 +139,7 @@ pub fn greedy_search<R: Rng + ?Sized>(
         let fits: Vec<Result<Vec<Fit>, PydtError>> = candidates
             .par_iter()
             .map(|tree| {
-                let mut f = Fitter::new(data, params, settings)?;
+                let mut f = Fitter::checked(data, settings);
                 let rounds = settings.candidate_ep_rounds;
                 let fit = f.fit_one(
                     tree,
@@ -268,12 +268,18 @@ impl<'a> Fitter<'a> {
         if data_n(data) == 0 {
             return Err(PydtError::Data("no data points".into()));
         }
-        Ok(Self {
+        Ok(Self::checked(data, settings))
+    }
+
+    /// A fitter for data [`Fitter::new`] has already checked (the per-candidate fitters of a
+    /// search step, which would otherwise re-scan the data for duplicate rows every time).
+    fn checked(data: &'a Observations, settings: &'a SearchSettings) -> Self {
+        Self {
             data,
             settings,
             msgs: Messages::default(),
             order: Vec::new(),
-        })
+        }
     }
 
     fn initial_sites(&self) -> Option<Sites> {
