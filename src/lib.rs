@@ -47,6 +47,8 @@ pub mod data;
 pub mod exact;
 pub mod experiment;
 pub mod flat;
+pub mod hierarchy;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod numeric;

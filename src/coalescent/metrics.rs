@@ -245,7 +245,7 @@ fn choose2(k: f64) -> f64 {
 
 /// ARI from Σ C(n_ij,2), Σ C(a_i,2), Σ C(b_j,2), C(n,2); 1 when the denominator vanishes
 /// (both partitions trivial and identical), as scikit-learn does.
-fn ari_from_sums(index: f64, sa: f64, sb: f64, n2: f64) -> f64 {
+pub(crate) fn ari_from_sums(index: f64, sa: f64, sb: f64, n2: f64) -> f64 {
     if n2 == 0.0 {
         return 1.0;
     }
