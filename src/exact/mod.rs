@@ -2,6 +2,7 @@
 
 pub mod full;
 pub mod marginals;
+pub mod rank;
 pub mod sample;
 pub mod sparse;
 
