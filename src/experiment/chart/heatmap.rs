@@ -48,6 +48,9 @@ pub struct HeatmapChart {
     /// Groups of indices (e.g. the clusters of the MAP clustering), applied to
     /// both rows and columns; indices out of range are ignored.
     pub highlight: Vec<Vec<usize>>,
+    /// Single cells `(row, col)` to outline thickly, e.g. the best value of each column;
+    /// out-of-range cells are ignored.
+    pub marked: Vec<(usize, usize)>,
 }
 
 /// Colour of non-finite heatmap cells and their "n/a" key.
@@ -390,7 +393,17 @@ impl Chart for HeatmapChart {
         )?;
 
         // Highlighted groups: a white halo under a black outline.
-        let outlines = highlight_outlines(&self.highlight, rows, cols);
+        let mut outlines = highlight_outlines(&self.highlight, rows, cols);
+        outlines.extend(
+            self.marked
+                .iter()
+                .filter(|&&(i, j)| i < rows && j < cols)
+                .map(|&(i, j)| CellOutline {
+                    rows: (i, i + 1),
+                    cols: (j, j + 1),
+                    block: true,
+                }),
+        );
         for halo in [true, false] {
             for o in &outlines {
                 let base = if o.block {
@@ -530,6 +543,7 @@ mod tests {
             value_range: Some((0.0, 1.0)),
             annotate: true,
             highlight: vec![vec![0, 1, 2], vec![3, 4, 5, 6], vec![7, 8, 9, 10]],
+            marked: vec![(0, 3), (5, 5), (99, 0)],
         }
     }
 
@@ -560,6 +574,7 @@ mod tests {
             value_range: Some((-0.3, 0.3)),
             annotate: true,
             highlight: Vec::new(),
+            marked: Vec::new(),
         }
     }
 

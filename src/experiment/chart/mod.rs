@@ -20,6 +20,8 @@
 //! * [`ScatterByCategory`]: a scatter plot coloured by an integer category
 //!   (Figure 5 of the paper), optionally with named categories, fixed axis
 //!   ranges and the diagonal y = x;
+//! * [`QualityTimeChart`]: quality against wall time on a log axis, one labelled point per method
+//!   (the board's quality-vs-time charts);
 //! * [`PosteriorMassChart`]: exact posterior mass as stems against sampled
 //!   frequencies as markers (Figure 6 of the paper);
 //! * [`LineChart`]: lines of [`LineSeries`] (solid or dashed, with or without
@@ -68,6 +70,7 @@ mod legend;
 mod line;
 mod pairwise_diff;
 mod posterior_mass;
+mod quality_time;
 mod save;
 mod scatter;
 mod shapes;
@@ -91,6 +94,7 @@ pub use heatmap::HeatmapChart;
 pub use line::{LineChart, LineSeries};
 pub use pairwise_diff::PairwiseDiffTable;
 pub use posterior_mass::PosteriorMassChart;
+pub use quality_time::{QualityTimeChart, QualityTimePoint};
 pub use save::{save_chart, save_chart_default, DEFAULT_HEIGHT, DEFAULT_WIDTH};
 pub use scatter::ScatterByCategory;
 pub use text::{

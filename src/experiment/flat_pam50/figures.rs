@@ -158,6 +158,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         value_range: None,
         annotate: true,
         highlight: groups.clone(),
+        marked: Vec::new(),
     };
     save_chart(&out.join("fig4_affinities"), 1100, 950, &fig4)?;
     let fig5 = HeatmapChart {
@@ -171,6 +172,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         value_range: Some((0.0, 1.0)),
         annotate: true,
         highlight: groups,
+        marked: Vec::new(),
     };
     save_chart(&out.join("fig5_marginals"), 1100, 950, &fig5)?;
     Ok(())
