@@ -8,8 +8,13 @@ use std::path::PathBuf;
 use trellis_lab::data::ginkgo::JetDataset;
 use trellis_lab::experiment::jets::{check_exact_limits, score_jet};
 use trellis_lab::experiment::methods::{Method, MethodsSection, BEAM_COST, MAX_BEAM};
-use trellis_lab::experiment::{check_results, plot_results, run_config, Outcome, Registry};
+use trellis_lab::experiment::{check_results, plot_results, Outcome, Registry};
 use trellis_lab::search::Dedup;
+
+// Heap accounting for the per-job peak memory experiments record (two relaxed atomics per
+// allocation).
+#[global_allocator]
+static ALLOC: trellis_lab::memory::CountingAlloc = trellis_lab::memory::CountingAlloc;
 
 #[derive(Parser)]
 #[command(
@@ -32,6 +37,18 @@ enum Command {
         /// program and inputs.
         #[arg(long)]
         force: bool,
+        /// Compute only part I of N of the experiment's jobs (0-based, e.g. 0/3) into
+        /// <output_dir>/<name>.shard-I-of-N/; join the N parts with `merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<trellis_lab::experiment::jobs::Shard>,
+    },
+    /// Join the finished shard folders of one config (all N of them) into its results folder:
+    /// the same tables, figures and manifest a single run writes. Run it from the folder the
+    /// shards ran in.
+    Merge {
+        /// The shard folders, e.g. results/board.shard-*-of-3.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
     },
     /// Redraw every figure of a finished run from its Parquet tables and manifest alone.
     Plot {
@@ -92,19 +109,17 @@ fn main() {
 
 fn real_main(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run { config, force } => match run_config(&config, force)? {
-            Outcome::Written(dir) => {
-                eprintln!("wrote {}", dir.display());
-                Ok(())
-            }
-            Outcome::UpToDate(dir) => {
-                eprintln!(
-                    "{} already holds a complete run of this config, program and inputs; nothing to do (use --force to recompute)",
-                    dir.display()
-                );
-                Ok(())
-            }
-        },
+        Command::Run {
+            config,
+            force,
+            shard,
+        } => report(trellis_lab::experiment::run_config_with(
+            &Registry::builtin(),
+            &config,
+            force,
+            shard,
+        )?),
+        Command::Merge { shards } => report(trellis_lab::experiment::merge_shards(&shards)?),
         Command::Plot { results } => {
             let files = plot_results(&results)?;
             eprintln!("redrew {} files in {}", files.len(), results.display());
@@ -138,6 +153,17 @@ fn real_main(cli: Cli) -> Result<()> {
             max_exact_leaves,
         } => score(file, beam_size, max_exact_leaves),
     }
+}
+
+fn report(outcome: Outcome) -> Result<()> {
+    match outcome {
+        Outcome::Written(dir) => eprintln!("wrote {}", dir.display()),
+        Outcome::UpToDate(dir) => eprintln!(
+            "{} already holds a complete run of this config, program and inputs; nothing to do (use --force to recompute)",
+            dir.display()
+        ),
+    }
+    Ok(())
 }
 
 fn check(dir: PathBuf) -> Result<()> {

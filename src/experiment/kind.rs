@@ -9,6 +9,7 @@
 
 use super::check::Measure;
 use super::config::ExperimentSection;
+use super::jobs::Jobs;
 use super::staging::{Manifest, Staging};
 use super::table::read_parquet;
 use anyhow::{anyhow, Context, Result};
@@ -26,6 +27,8 @@ pub struct RunContext<'a> {
     pub staging: &'a Staging,
     /// The run's manifest: add timings and facts the figures may need.
     pub manifest: &'a mut Manifest,
+    /// The scheduler for the run's jobs: journalled (a killed run resumes), shardable.
+    pub jobs: &'a Jobs,
 }
 
 impl RunContext<'_> {
@@ -160,7 +163,14 @@ pub trait Experiment: Send + Sync + 'static {
 
     /// Data → methods → tables: writes the kind's Parquet tables (and any data files) with
     /// `ctx.path(..)`. No figures: those are drawn by [`Experiment::figures`] from the tables.
+    /// Work handed to `ctx.jobs` is journalled, resumable and shardable.
     fn run(&self, cfg: &Self::Config, ctx: &mut RunContext) -> Result<()>;
+
+    /// Whether `run` hands its work to `ctx.jobs` as its first stage, so that `run --shard I/N`
+    /// can divide it (see [`super::jobs`]).
+    fn shardable(&self) -> bool {
+        false
+    }
 
     /// Draws every figure into `out` from `results`' tables and manifest alone.
     fn figures(&self, results: &Results, out: &Path) -> Result<()>;
@@ -185,6 +195,8 @@ pub trait Kind: Send + Sync {
     fn inputs(&self, cfg: &Value) -> Result<Vec<PathBuf>>;
     /// Runs a loaded config.
     fn run(&self, cfg: &Value, ctx: &mut RunContext) -> Result<()>;
+    /// See [`Experiment::shardable`].
+    fn shardable(&self) -> bool;
     /// See [`Experiment::figures`].
     fn figures(&self, results: &Results, out: &Path) -> Result<()>;
     /// See [`Experiment::measures`].
@@ -221,6 +233,10 @@ impl<E: Experiment> Kind for E {
 
     fn run(&self, cfg: &Value, ctx: &mut RunContext) -> Result<()> {
         Experiment::run(self, &typed::<E>(cfg)?, ctx)
+    }
+
+    fn shardable(&self) -> bool {
+        Experiment::shardable(self)
     }
 
     fn figures(&self, results: &Results, out: &Path) -> Result<()> {

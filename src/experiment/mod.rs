@@ -20,6 +20,7 @@
 pub mod chart;
 pub mod check;
 pub mod config;
+pub mod jobs;
 pub mod kind;
 pub mod limits;
 pub mod methods;
@@ -60,6 +61,7 @@ registry! {
     coalescent_synthetic => CoalescentSynthetic,
     coalescent_labelled => CoalescentLabelled,
     pydt => Pydt,
+    board => Board,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -89,8 +91,118 @@ pub fn run_config(path: &Path, force: bool) -> Result<Outcome> {
 
 /// Runs the experiment described by the config file at `path` with the kinds of `registry`.
 pub fn run_config_in(registry: &Registry, path: &Path, force: bool) -> Result<Outcome> {
+    run_config_with(registry, path, force, None)
+}
+
+/// Runs the config at `path`; with `shard = Some(I/N)` computes only part I of the kind's jobs
+/// into the shard folder `<results>.shard-I-of-N/` (see [`jobs`]; [`merge_shards_in`] joins
+/// them). A run killed part-way resumes from its journal without recomputing finished jobs.
+pub fn run_config_with(
+    registry: &Registry,
+    path: &Path,
+    force: bool,
+    shard: Option<jobs::Shard>,
+) -> Result<Outcome> {
     let cfg = config::load(registry, path)?;
+    let mut dir = cfg.results_dir();
+    if let Some(s) = shard {
+        if !cfg.kind.shardable() {
+            anyhow::bail!(
+                "experiment.kind = {:?} does not divide its work into jobs, so --shard {}/{} cannot split it; run it without --shard",
+                cfg.experiment.kind,
+                s.index,
+                s.count
+            );
+        }
+        dir = s.folder(&dir);
+    }
+    let inputs = checked_inputs(&cfg, path)?;
+    // One run per results folder at a time (an advisory lock, released when the run ends).
+    let _lock = staging::lock_results(&dir)?;
+    let hash = staging::run_hash(&cfg.value, &inputs)?;
+    let up_to_date = match shard {
+        None => staging::is_up_to_date(&dir, &hash),
+        Some(_) => shard_up_to_date(&dir, &hash),
+    };
+    if !force && up_to_date {
+        return Ok(Outcome::UpToDate(dir));
+    }
+    let jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, shard)?;
+    execute(&cfg, path, &hash, &dir, &jobs, None)
+}
+
+/// Joins the finished shard folders `dirs` (all `N` shards of one config, run by this program
+/// on the same inputs) into the config's results folder: the kind runs as a single run would,
+/// with every sharded job read from the shards' journals, so tables, figures and checks are the
+/// single run's.
+pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome> {
+    let infos = dirs
+        .iter()
+        .map(|d| jobs::ShardInfo::read(d))
+        .collect::<Result<Vec<_>>>()?;
+    let Some(first) = infos.first() else {
+        anyhow::bail!("merge needs the shard folders to join, e.g. results/board.shard-*-of-3");
+    };
+    let count = first.shard.count;
+    let mut seen = vec![None::<&Path>; count];
+    for (info, d) in infos.iter().zip(dirs) {
+        if info.run_hash != first.run_hash || info.shard.count != count {
+            anyhow::bail!(
+                "{} and {} are shards of different runs (config, program, inputs or N differ); merge the shards of one run",
+                dirs[0].display(),
+                d.display()
+            );
+        }
+        if let Some(other) = seen[info.shard.index] {
+            anyhow::bail!(
+                "{} and {} are both shard {}/{count}; pass each shard once",
+                other.display(),
+                d.display(),
+                info.shard.index
+            );
+        }
+        seen[info.shard.index] = Some(d);
+        let got = format!("{:016x}", staging::hash_file(&d.join("journal.bin"))?);
+        if got != info.journal_hash {
+            anyhow::bail!(
+                "{}/journal.bin was changed after the shard finished; re-run shard {}/{count}",
+                d.display(),
+                info.shard.index
+            );
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| s.is_none()) {
+        anyhow::bail!(
+            "shard {i}/{count} is missing: run `trellis-lab run {} --shard {i}/{count}` and pass its folder too",
+            first.config_file.display()
+        );
+    }
+    let path = &first.config_file;
+    let cfg = config::load(registry, path)?;
+    let inputs = checked_inputs(&cfg, path)?;
     let dir = cfg.results_dir();
+    let _lock = staging::lock_results(&dir)?;
+    let hash = staging::run_hash(&cfg.value, &inputs)?;
+    if hash != first.run_hash {
+        anyhow::bail!(
+            "the config {}, its input files or this program changed since the shards ran (run hash {hash} vs {}); re-run the shards with this program",
+            path.display(),
+            first.run_hash
+        );
+    }
+    let mut jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, None)?;
+    let journals: Vec<PathBuf> = dirs.iter().map(|d| d.join("journal.bin")).collect();
+    jobs.preload_shards(&journals, &hash)?;
+    execute(&cfg, path, &hash, &dir, &jobs, Some(count))
+}
+
+/// [`merge_shards_in`] with the built-in kinds.
+pub fn merge_shards(dirs: &[PathBuf]) -> Result<Outcome> {
+    merge_shards_in(&Registry::builtin(), dirs)
+}
+
+/// The config's input files, each checked to exist.
+fn checked_inputs(cfg: &config::Config, path: &Path) -> Result<Vec<PathBuf>> {
     let inputs = cfg.kind.inputs(&cfg.value)?;
     for p in &inputs {
         if !p.is_file() {
@@ -101,28 +213,76 @@ pub fn run_config_in(registry: &Registry, path: &Path, force: bool) -> Result<Ou
             );
         }
     }
-    // One run per results folder at a time (an advisory lock, released when the run ends).
-    let _lock = staging::lock_results(&dir)?;
-    let hash = staging::run_hash(&cfg.value, &inputs)?;
-    if !force && staging::is_up_to_date(&dir, &hash) {
-        return Ok(Outcome::UpToDate(dir));
-    }
+    Ok(inputs)
+}
+
+/// The journal of the results (or shard) folder `dir`: `.<name>.journal` beside it.
+pub fn journal_path(dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    dir.with_file_name(format!(".{name}.journal"))
+}
+
+/// Whether the shard folder `dir` holds a finished shard of this run hash.
+fn shard_up_to_date(dir: &Path, hash: &str) -> bool {
+    jobs::ShardInfo::read(dir).is_ok_and(|info| {
+        info.run_hash == hash
+            && staging::hash_file(&dir.join("journal.bin"))
+                .is_ok_and(|h| format!("{h:016x}") == info.journal_hash)
+    })
+}
+
+/// Runs a loaded config into `dir` with `jobs`: the tables, figures and manifest of a results
+/// folder, or, when `jobs` is a shard's, the shard folder (its journal and `shard.json`).
+fn execute(
+    cfg: &config::Config,
+    path: &Path,
+    hash: &str,
+    dir: &Path,
+    jobs: &jobs::Jobs,
+    merged_shards: Option<usize>,
+) -> Result<Outcome> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.experiment.threads)
         .build()
         .context("cannot start worker threads")?;
     let threads = pool.current_num_threads();
-    pool.install(|| {
-        let staging = staging::Staging::new(&dir)?;
-        let mut manifest = staging::Manifest::new(&cfg.value, path, &hash, threads);
+    let journal = jobs.journal_path();
+    let outcome = pool.install(|| {
+        let staging = staging::Staging::new(dir)?;
+        let mut manifest = staging::Manifest::new(&cfg.value, path, hash, threads);
         let t0 = std::time::Instant::now();
         let mut ctx = RunContext {
             experiment: &cfg.experiment,
             staging: &staging,
             manifest: &mut manifest,
+            jobs,
         };
-        cfg.kind.run(&cfg.value, &mut ctx)?;
+        match cfg.kind.run(&cfg.value, &mut ctx) {
+            Ok(()) => {}
+            Err(e) if e.is::<jobs::ShardStop>() => {
+                let (Some(shard), Some(journal)) = (jobs.shard(), &journal) else {
+                    return Err(e);
+                };
+                return write_shard(staging, journal, path, hash, shard, jobs);
+            }
+            Err(e) => return Err(e),
+        }
+        if let Some(s) = jobs.shard() {
+            anyhow::bail!(
+                "experiment.kind = {:?} finished without handing work to its jobs, so shard {}/{} has nothing to compute; run it without --shard",
+                cfg.experiment.kind,
+                s.index,
+                s.count
+            );
+        }
         manifest.timing("run", t0.elapsed().as_secs_f64());
+        manifest.set(
+            "jobs",
+            serde_json::json!({"computed": jobs.computed(), "reused": jobs.reused()}),
+        );
+        if let Some(n) = merged_shards {
+            manifest.set("merged_shards", n);
+        }
         // Figures are drawn from the tables just written, exactly as `plot` redraws them.
         let t1 = std::time::Instant::now();
         let results = Results::in_memory(staging.dir(), manifest.snapshot());
@@ -133,7 +293,35 @@ pub fn run_config_in(registry: &Registry, path: &Path, force: bool) -> Result<Ou
         let outputs = staging::describe_outputs(staging.dir())?;
         staging.write_string("manifest.json", &manifest.to_json(&outputs))?;
         Ok(Outcome::Written(staging.commit()?))
-    })
+    })?;
+    // Finished work is in the results folder now; the journal has served its purpose.
+    if let Some(j) = journal {
+        std::fs::remove_file(j).ok();
+    }
+    Ok(outcome)
+}
+
+/// Commits a shard folder: a copy of the journal as `journal.bin`, then `shard.json`.
+fn write_shard(
+    staging: staging::Staging,
+    journal: &Path,
+    config_file: &Path,
+    hash: &str,
+    shard: jobs::Shard,
+    jobs: &jobs::Jobs,
+) -> Result<Outcome> {
+    let to = staging.path("journal.bin");
+    std::fs::copy(journal, &to)
+        .with_context(|| format!("cannot copy {} into the shard folder", journal.display()))?;
+    let info = jobs::ShardInfo {
+        config_file: config_file.to_path_buf(),
+        run_hash: hash.to_string(),
+        shard,
+        jobs: jobs.computed() + jobs.reused(),
+        journal_hash: format!("{:016x}", staging::hash_file(&to)?),
+    };
+    staging.write_string("shard.json", &serde_json::to_string_pretty(&info)?)?;
+    Ok(Outcome::Written(staging.commit()?))
 }
 
 /// The kind that wrote the results folder `results`.
