@@ -1,0 +1,288 @@
+//! Points read from files (pam50, animals33, USPS, a user's matrix) and the subsamples drawn
+//! from them.
+
+use super::{
+    correlation_similarities, instance_seed, key, usps_files, DatasetSpec, Instance, InstanceData,
+    Source, MAX_POINTS,
+};
+use crate::data::matrix::{Column, MatrixSpec, PointMatrix};
+use crate::data::pam50::Pam50;
+use anyhow::{bail, Context, Result};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// Our assignment of the 33 animals to groups: the pydt kind's built-in table.
+const ANIMAL_GROUPS: &str = include_str!("../../pydt/animals33_groups.tsv");
+
+/// Points with (optionally) a class each, from which instances are drawn.
+pub(super) struct Pool {
+    rows: Vec<Vec<f64>>,
+    class: Option<Vec<usize>>,
+    classes: Vec<String>,
+}
+
+/// Class indices for label strings: classes in numeric order when every label is a number,
+/// else in text order (as the coalescent_labelled and pydt kinds order them).
+fn classes_of(labels: &[String]) -> (Vec<usize>, Vec<String>) {
+    let mut classes: Vec<String> = labels.to_vec();
+    classes.sort();
+    classes.dedup();
+    if classes.iter().all(|c| c.trim().parse::<f64>().is_ok()) {
+        classes.sort_by(|a, b| {
+            let (x, y): (f64, f64) = (
+                a.trim().parse().unwrap_or(0.0),
+                b.trim().parse().unwrap_or(0.0),
+            );
+            x.total_cmp(&y).then_with(|| a.cmp(b))
+        });
+    }
+    let index: HashMap<&str, usize> = classes
+        .iter()
+        .enumerate()
+        .map(|(k, c)| (c.as_str(), k))
+        .collect();
+    let class = labels.iter().map(|l| index[l.as_str()]).collect();
+    (class, classes)
+}
+
+pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>) -> Result<Pool> {
+    match source {
+        Source::Pam50 => {
+            let data = Pam50::load(path)?;
+            let classes = data.classes();
+            let idx: Vec<usize> = (0..data.samples.len())
+                .filter(|&k| data.subtypes[k].is_some())
+                .collect();
+            let class = idx
+                .iter()
+                .map(|&k| {
+                    let s = data.subtypes[k].as_deref().unwrap_or_default();
+                    classes.iter().position(|c| c == s).unwrap_or(0)
+                })
+                .collect();
+            Ok(Pool {
+                rows: data.filled_rows(&idx)?,
+                class: Some(class),
+                classes,
+            })
+        }
+        Source::Animals33 => {
+            let file = path.join("animals33_features.tsv");
+            let m = PointMatrix::animals33(&file)?;
+            let names = m
+                .labels
+                .clone()
+                .with_context(|| format!("{} has no animal column", file.display()))?;
+            let table = animal_groups()?;
+            let mut classes: Vec<String> = Vec::new();
+            for (_, g) in &table {
+                if !classes.contains(g) {
+                    classes.push(g.clone());
+                }
+            }
+            let class = names
+                .iter()
+                .map(|a| {
+                    let (_, g) = table
+                        .iter()
+                        .find(|(x, _)| x.eq_ignore_ascii_case(a))
+                        .with_context(|| {
+                            format!("the built-in animals33 group table has no group for {a:?}")
+                        })?;
+                    Ok(classes.iter().position(|c| c == g).unwrap_or(0))
+                })
+                .collect::<Result<Vec<usize>>>()?;
+            Ok(Pool {
+                rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
+                class: Some(class),
+                classes,
+            })
+        }
+        Source::Usps => {
+            let (mut rows, mut labels) = (Vec::new(), Vec::new());
+            let mut seen: HashSet<Vec<u64>> = HashSet::new();
+            for f in usps_files(path) {
+                let m = PointMatrix::usps(&f)?;
+                let ls = m.labels.clone().unwrap_or_default();
+                for k in 0..m.n_points() {
+                    // Exact duplicates after the first are dropped (+0.0 and -0.0 alike).
+                    let key: Vec<u64> = m.row(k).iter().map(|v| (v + 0.0).to_bits()).collect();
+                    if seen.insert(key) {
+                        rows.push(m.row(k).to_vec());
+                        labels.push(ls.get(k).cloned().unwrap_or_default());
+                    }
+                }
+            }
+            let (class, classes) = classes_of(&labels);
+            Ok(Pool {
+                rows,
+                class: Some(class),
+                classes,
+            })
+        }
+        _ => {
+            let m = PointMatrix::load(
+                path,
+                &MatrixSpec {
+                    delimiter: None,
+                    header: true,
+                    label_column: label_column.map(|c| Column::Name(c.to_string())),
+                },
+            )?;
+            let (class, classes) = match &m.labels {
+                Some(l) => {
+                    let (c, n) = classes_of(l);
+                    (Some(c), n)
+                }
+                None => (None, Vec::new()),
+            };
+            Ok(Pool {
+                rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
+                class,
+                classes,
+            })
+        }
+    }
+}
+
+/// The built-in animal → group table (`animal<TAB>group` after a header, `#` comments).
+fn animal_groups() -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (k, line) in ANIMAL_GROUPS.lines().enumerate().skip(1) {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&str> = line.split('\t').collect();
+        if cells.len() != 2 {
+            bail!(
+                "the built-in animals33 group table, line {}: expected animal<TAB>group",
+                k + 1
+            );
+        }
+        out.push((cells[0].trim().to_string(), cells[1].trim().to_string()));
+    }
+    Ok(out)
+}
+
+/// The instances of a pool: every point once (`points` unset or the pool's size), else
+/// `instances` subsamples of `points`, stratified by class when the pool has classes and
+/// `stratify` is not false. Chosen points keep the pool's order.
+pub(super) fn subsamples(i: usize, s: &DatasetSpec, pool: &Pool, ds: u64) -> Result<Vec<Instance>> {
+    let total = pool.rows.len();
+    let points = s.points.unwrap_or(total);
+    if points > total {
+        bail!(
+            "{} = {points} but the data have {total} points; lower it",
+            key(i, "points")
+        );
+    }
+    if points > MAX_POINTS {
+        bail!(
+            "an instance of {points} points is more than {MAX_POINTS} (its similarity matrix holds n² numbers); set {} to draw smaller subsamples",
+            key(i, "points")
+        );
+    }
+    if points < 2 {
+        bail!("the data have {points} point(s); an instance needs at least 2");
+    }
+    let instances = s.instances.unwrap_or(1);
+    let whole = points == total;
+    if whole && instances > 1 {
+        bail!(
+            "{} = {instances} would repeat the same {total} points; set {} below {total}",
+            key(i, "instances"),
+            key(i, "points")
+        );
+    }
+    (0..instances)
+        .map(|k| {
+            let idx: Vec<usize> = if whole {
+                (0..total).collect()
+            } else {
+                let mut rng = StdRng::seed_from_u64(instance_seed(ds, k));
+                match (&pool.class, s.stratify.unwrap_or(true)) {
+                    (Some(class), true) => stratified(class, pool.classes.len(), points, &mut rng),
+                    _ => sorted(rand::seq::index::sample(&mut rng, total, points).into_vec()),
+                }
+            };
+            let x: Vec<Vec<f64>> = idx.iter().map(|&r| pool.rows[r].clone()).collect();
+            let labels = pool
+                .class
+                .as_ref()
+                .map(|c| idx.iter().map(|&r| c[r]).collect());
+            let name = if whole {
+                "all".to_string()
+            } else {
+                format!("subsample_{k}")
+            };
+            points_instance(s, name, x, labels, pool.classes.clone())
+        })
+        .collect()
+}
+
+fn sorted(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v
+}
+
+/// `points` indices drawn by class: as equal a share of every class as the class sizes allow
+/// (each round gives one point to every class with points left, classes in a random order, so
+/// that the remainder of an uneven split falls on random classes); uniformly without
+/// replacement within a class; returned in ascending order. `points` must not exceed the total.
+fn stratified(class: &[usize], n_classes: usize, points: usize, rng: &mut StdRng) -> Vec<usize> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_classes];
+    for (r, &c) in class.iter().enumerate() {
+        members[c].push(r);
+    }
+    let mut order: Vec<usize> = (0..n_classes).collect();
+    order.shuffle(rng);
+    let mut quota = vec![0usize; n_classes];
+    let mut left = points.min(class.len());
+    while left > 0 {
+        for &c in &order {
+            if left > 0 && quota[c] < members[c].len() {
+                quota[c] += 1;
+                left -= 1;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(points);
+    for (c, m) in members.iter().enumerate() {
+        out.extend(
+            rand::seq::index::sample(rng, m.len(), quota[c])
+                .into_iter()
+                .map(|k| m[k]),
+        );
+    }
+    sorted(out)
+}
+
+/// A points instance with its correlation similarities (checked finite).
+pub(super) fn points_instance(
+    s: &DatasetSpec,
+    instance: String,
+    x: Vec<Vec<f64>>,
+    labels: Option<Vec<usize>>,
+    classes: Vec<String>,
+) -> Result<Instance> {
+    let similarities = correlation_similarities(&x);
+    if let Some(e) = similarities.iter().position(|v| !v.is_finite()) {
+        let n = x.len();
+        bail!(
+            "{instance}: the correlation of points {} and {} is not finite (values too large to square); rescale the data",
+            e / n,
+            e % n
+        );
+    }
+    Ok(Instance {
+        dataset: s.name.clone(),
+        instance,
+        data: InstanceData::Points { x, similarities },
+        labels,
+        classes,
+    })
+}

@@ -1,0 +1,364 @@
+//! The board's methods: one arm each, where each applies, and the trees they return as
+//! [`Hierarchy`]s for common scoring.
+//!
+//! - **Energy-model methods** (trellis, sparse trellis, beam search, greedy) run on the
+//!   instance's own split energy: the Ginkgo likelihood of a jet, the HCC energy over centred
+//!   correlations of points, Dasgupta's cost over a graph's similarities. They need `N <= 64`
+//!   (bitset clusters); the trellis needs `N <= max_exact_leaves`.
+//! - **Average linkage** (kodama, any N): on a jet, Euclidean distances of its leaves' features
+//!   (below); on points and graphs, `max(s) - s` of the similarities (average linkage of that
+//!   dissimilarity merges exactly as average linkage of the similarities).
+//! - **kt, Cambridge/Aachen, anti-kt**: jets only, E-scheme, `R = kt_radius`.
+//! - **MPOST2, MGREEDY** (Kingman coalescent, isotropic Φ = σ² I) and **DDT, PYDT** (greedy
+//!   EM search, Gaussian leaves with noise): on points, their columns standardised; on a jet,
+//!   each leaf's (rapidity − the jet's, azimuth − the jet's wrapped to (−π, π], ln p_T),
+//!   standardised.
+//! - **Truth**: a generated jet's own tree.
+
+use super::data::{Instance, InstanceData};
+use super::BoardSection;
+use crate::coalescent::covariance::{Covariance, Kernel};
+use crate::coalescent::method::{fit, Method as Coalescent, MethodSettings};
+use crate::hierarchy::Hierarchy;
+use crate::model::ginkgo::FourVector;
+use crate::pydt::bp::Leaves;
+use crate::pydt::search::{greedy_search, Observations, SearchSettings};
+use crate::pydt::Params;
+use crate::search::{generalised_kt, KtAlgorithm};
+use crate::tree::Tree;
+use anyhow::{bail, Context, Result};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+/// A method on the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum BoardMethod {
+    /// The exact full trellis's MAP tree.
+    Trellis,
+    /// A sparse trellis over a beam's trees.
+    Sparse,
+    /// Beam search.
+    Beam,
+    /// Greedy agglomeration on the energy.
+    Greedy,
+    /// Average linkage (kodama).
+    AverageLinkage,
+    /// kt (p = 1).
+    Kt,
+    /// Cambridge/Aachen (p = 0).
+    CambridgeAachen,
+    /// anti-kt (p = −1).
+    AntiKt,
+    /// Henao & Lucas's MPOST2 SMC (MAP particle).
+    Mpost2,
+    /// Henao & Lucas's MGREEDY.
+    Mgreedy,
+    /// Dirichlet diffusion tree, greedy EM search.
+    Ddt,
+    /// Pitman–Yor diffusion tree, greedy EM search.
+    Pydt,
+    /// The generator's tree (jets).
+    Truth,
+}
+
+impl BoardMethod {
+    /// Every method, in table and chart order.
+    pub const ALL: [BoardMethod; 13] = [
+        BoardMethod::Trellis,
+        BoardMethod::Sparse,
+        BoardMethod::Beam,
+        BoardMethod::Greedy,
+        BoardMethod::AverageLinkage,
+        BoardMethod::Kt,
+        BoardMethod::CambridgeAachen,
+        BoardMethod::AntiKt,
+        BoardMethod::Mpost2,
+        BoardMethod::Mgreedy,
+        BoardMethod::Ddt,
+        BoardMethod::Pydt,
+        BoardMethod::Truth,
+    ];
+
+    /// The name in configs and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            BoardMethod::Trellis => "trellis",
+            BoardMethod::Sparse => "sparse",
+            BoardMethod::Beam => "beam",
+            BoardMethod::Greedy => "greedy",
+            BoardMethod::AverageLinkage => "average_linkage",
+            BoardMethod::Kt => "kt",
+            BoardMethod::CambridgeAachen => "cambridge_aachen",
+            BoardMethod::AntiKt => "anti_kt",
+            BoardMethod::Mpost2 => "mpost2",
+            BoardMethod::Mgreedy => "mgreedy",
+            BoardMethod::Ddt => "ddt",
+            BoardMethod::Pydt => "pydt",
+            BoardMethod::Truth => "truth",
+        }
+    }
+
+    /// The name in charts.
+    pub fn display(self) -> &'static str {
+        match self {
+            BoardMethod::Trellis => "Trellis (exact)",
+            BoardMethod::Sparse => "Sparse trellis",
+            BoardMethod::Beam => "Beam search",
+            BoardMethod::Greedy => "Greedy",
+            BoardMethod::AverageLinkage => "Average linkage",
+            BoardMethod::Kt => "kt",
+            BoardMethod::CambridgeAachen => "Cambridge/Aachen",
+            BoardMethod::AntiKt => "anti-kt",
+            BoardMethod::Mpost2 => "MPOST2",
+            BoardMethod::Mgreedy => "MGREEDY",
+            BoardMethod::Ddt => "DDT",
+            BoardMethod::Pydt => "PYDT",
+            BoardMethod::Truth => "Truth",
+        }
+    }
+
+    /// The method named `name`.
+    pub fn from_name(name: &str) -> Option<BoardMethod> {
+        BoardMethod::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether the method uses the instance's split energy (and so `N <= 64`).
+    pub fn uses_energy(self) -> bool {
+        matches!(
+            self,
+            BoardMethod::Trellis | BoardMethod::Sparse | BoardMethod::Beam | BoardMethod::Greedy
+        )
+    }
+
+    /// Whether it runs on `inst` under `s`, and if not, why.
+    pub fn applies(self, inst: &Instance, s: &BoardSection) -> std::result::Result<(), String> {
+        let n = inst.n();
+        let jet = matches!(inst.data, InstanceData::Jet(_));
+        let graph = matches!(inst.data, InstanceData::Graph { .. });
+        match self {
+            BoardMethod::Trellis if n > s.max_exact_leaves => Err(format!(
+                "N = {n} is above board.max_exact_leaves = {}",
+                s.max_exact_leaves
+            )),
+            m if m.uses_energy() && n > 64 => Err(format!("N = {n} is above 64 leaves")),
+            BoardMethod::Kt | BoardMethod::CambridgeAachen | BoardMethod::AntiKt if !jet => {
+                Err("jets only".into())
+            }
+            BoardMethod::Mpost2 | BoardMethod::Mgreedy | BoardMethod::Ddt | BoardMethod::Pydt
+                if graph =>
+            {
+                Err("needs points (a graph has none)".into())
+            }
+            BoardMethod::Mpost2 | BoardMethod::Mgreedy if n > s.coalescent.max_points => {
+                Err(format!(
+                    "N = {n} is above board.coalescent.max_points = {}",
+                    s.coalescent.max_points
+                ))
+            }
+            BoardMethod::Ddt | BoardMethod::Pydt if n > s.pydt.max_points => Err(format!(
+                "N = {n} is above board.pydt.max_points = {}",
+                s.pydt.max_points
+            )),
+            BoardMethod::Truth => match &inst.data {
+                InstanceData::Jet(j) if j.truth_tree.is_some() => Ok(()),
+                _ => Err("no generator tree".into()),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
+impl TryFrom<String> for BoardMethod {
+    type Error = String;
+
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        BoardMethod::from_name(&s).ok_or_else(|| {
+            format!(
+                "unknown board method {s:?}; use one of {}",
+                BoardMethod::ALL.map(|m| m.name()).join(", ")
+            )
+        })
+    }
+}
+
+impl From<BoardMethod> for String {
+    fn from(m: BoardMethod) -> String {
+        m.name().to_string()
+    }
+}
+
+/// What a method built: its tree and, where the method has one, its own objective.
+pub struct Built {
+    /// The tree over the instance's points.
+    pub tree: Hierarchy,
+    /// The method's own objective (the coalescent's log joint, the diffusion tree's
+    /// log p(X, T, s)); the energy methods' value is their energy, recorded elsewhere.
+    pub own_objective: Option<f64>,
+}
+
+/// Runs `method` on `inst` (which it must [`BoardMethod::applies`] to); `seed` is the job's.
+pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) -> Result<Built> {
+    let plain = |t: Tree| -> Result<Built> {
+        Ok(Built {
+            tree: Hierarchy::from_tree(&t)?,
+            own_objective: None,
+        })
+    };
+    match method {
+        m if m.uses_energy() => plain(super::energy::best_tree(m, inst, s)?),
+        BoardMethod::AverageLinkage => {
+            let n = inst.n();
+            let mut d = Vec::with_capacity(n * (n - 1) / 2);
+            match inst.similarities() {
+                Some(sim) => {
+                    let max = sim.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    for i in 0..n {
+                        for j in i + 1..n {
+                            d.push(max - sim[i * n + j]);
+                        }
+                    }
+                }
+                None => {
+                    let x = features(inst)?;
+                    for i in 0..n {
+                        for j in i + 1..n {
+                            let e: f64 =
+                                x[i].iter().zip(&x[j]).map(|(a, b)| (a - b) * (a - b)).sum();
+                            d.push(e.sqrt());
+                        }
+                    }
+                }
+            }
+            let dendrogram = kodama::linkage(&mut d, n, kodama::Method::Average);
+            Ok(Built {
+                tree: Hierarchy::from_linkage(&dendrogram)?,
+                own_objective: None,
+            })
+        }
+        BoardMethod::Kt | BoardMethod::CambridgeAachen | BoardMethod::AntiKt => {
+            let InstanceData::Jet(jet) = &inst.data else {
+                bail!("{} runs on jets only", method.name());
+            };
+            let alg = match method {
+                BoardMethod::Kt => KtAlgorithm::Kt,
+                BoardMethod::CambridgeAachen => KtAlgorithm::CambridgeAachen,
+                _ => KtAlgorithm::AntiKt,
+            };
+            plain(generalised_kt(&jet.leaves, alg, s.kt_radius)?)
+        }
+        BoardMethod::Mpost2 | BoardMethod::Mgreedy => {
+            let x = features(inst)?;
+            let c = &s.coalescent;
+            let cov = Covariance::new(Kernel::Isotropic {
+                dim: x[0].len(),
+                sigma2: c.sigma2,
+            });
+            let w = cov.whitening()?;
+            let xw = w.whiten_rows(&x)?;
+            let ms = MethodSettings {
+                particles: c.particles,
+                weight_mode: Default::default(),
+                resample_threshold: c.resample_threshold,
+                parallel: true,
+            };
+            let m = if method == BoardMethod::Mpost2 {
+                Coalescent::Mpost2
+            } else {
+                Coalescent::Mgreedy
+            };
+            let f = fit(m, &xw, w.ln_det_half(), &ms, seed)?;
+            let h = f.best();
+            let joint = crate::coalescent::history::ln_joint(h, &xw, w.ln_det_half())?;
+            Ok(Built {
+                tree: Hierarchy::from_history(h)?,
+                own_objective: Some(joint),
+            })
+        }
+        BoardMethod::Ddt | BoardMethod::Pydt => {
+            let x = features(inst)?;
+            let p = &s.pydt;
+            let params = if method == BoardMethod::Ddt {
+                Params::new(0.0, 0.0, p.c, p.sigma2)?
+            } else {
+                Params::new(p.theta, p.alpha, p.c, p.sigma2)?
+            };
+            let obs = Observations::Gaussian(Leaves::with_noise(&x, p.noise)?);
+            let settings = SearchSettings {
+                iterations: p.iterations,
+                ..SearchSettings::default()
+            };
+            let r = greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))?;
+            Ok(Built {
+                tree: Hierarchy::from_pydt(&r.tree)?,
+                own_objective: Some(r.objective),
+            })
+        }
+        BoardMethod::Truth => {
+            let InstanceData::Jet(jet) = &inst.data else {
+                bail!("only generated jets carry their tree");
+            };
+            let v = jet
+                .truth_tree
+                .as_ref()
+                .context("the jet has no generator tree")?;
+            plain(Tree::from_nested_json(v).with_context(|| format!("{}'s tree", jet.name))?)
+        }
+        m => bail!("no arm for {}", m.name()),
+    }
+}
+
+/// Standardised features for the feature-based methods (see the module documentation).
+pub fn features(inst: &Instance) -> Result<Vec<Vec<f64>>> {
+    let raw = match &inst.data {
+        InstanceData::Points { x, .. } => x.clone(),
+        InstanceData::Jet(jet) => jet_features(&jet.leaves),
+        InstanceData::Graph { .. } => bail!("a graph has no points to run on"),
+    };
+    if raw.is_empty() || raw[0].is_empty() {
+        bail!("{}/{} has no features", inst.dataset, inst.instance);
+    }
+    Ok(standardise(raw))
+}
+
+/// (y − y_jet, φ − φ_jet wrapped to (−π, π], ln p_T) of each leaf.
+pub fn jet_features(leaves: &[FourVector]) -> Vec<Vec<f64>> {
+    let mut total = [0.0; 4];
+    for p in leaves {
+        for k in 0..4 {
+            total[k] += p[k];
+        }
+    }
+    let (_, y0, phi0) = crate::search::kt::kinematics(&total);
+    leaves
+        .iter()
+        .map(|p| {
+            let (pt2, y, phi) = crate::search::kt::kinematics(p);
+            let mut dphi = phi - phi0;
+            let pi = std::f64::consts::PI;
+            if dphi > pi {
+                dphi -= 2.0 * pi;
+            } else if dphi <= -pi {
+                dphi += 2.0 * pi;
+            }
+            // ln p_T, floored at a tiny momentum so that a p_T = 0 leaf stays finite.
+            vec![y - y0, dphi, 0.5 * pt2.max(1e-300).ln()]
+        })
+        .collect()
+}
+
+/// Columns centred and scaled to unit variance (a constant column becomes 0).
+pub fn standardise(mut x: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+    let n = x.len() as f64;
+    let d = x[0].len();
+    for k in 0..d {
+        let mean = x.iter().map(|r| r[k]).sum::<f64>() / n;
+        let var = x.iter().map(|r| (r[k] - mean).powi(2)).sum::<f64>() / n;
+        let sd = var.sqrt();
+        for r in x.iter_mut() {
+            r[k] = if sd > 0.0 { (r[k] - mean) / sd } else { 0.0 };
+        }
+    }
+    x
+}

@@ -1,0 +1,259 @@
+//! `kind = "board"`: every tree-building method on every dataset, under the same metrics, with
+//! the time and memory each took: the exact trellis (where N allows), the sparse trellis, beam
+//! search, greedy, average linkage, the jet algorithms kt / Cambridge-Aachen / anti-kt, the
+//! Kingman-coalescent MPOST2 and MGREEDY, and the DDT and PYDT.
+//!
+//! Config: `[board]` ([`BoardSection`]) with `[[board.datasets]]` ([`data::DatasetSpec`]).
+//! Each dataset is judged by its split energy ([`energy`]): Ginkgo log-likelihood (jets), HCC
+//! energy over centred correlations (points), Dasgupta's cost (graphs); [`methods`] says where
+//! each method applies and what it runs on.
+//!
+//! Work: one job per (instance, method), run one at a time (each may use every thread) so that
+//! its wall time and peak heap are its own; jobs are journalled, so a killed run resumes, and
+//! `run --shard I/N` + `merge` divide them between processes or Slurm array tasks.
+//!
+//! Outputs:
+//! - `board.parquet`: one row per (dataset, instance, method, metric): value, seconds, peak
+//!   heap bytes. Metrics: the instance's energy (`ginkgo_log_likelihood`, `hcc_energy` or
+//!   `dasgupta_cost`), `dasgupta_cost` of points, `dendrogram_purity`, `subtree_score`,
+//!   `ari_auc` (labelled data), `own_objective` (the coalescent's log joint, the diffusion
+//!   trees' log p(X, T, s)), and where the exact trellis runs, `log_posterior` (the tree's
+//!   probability under the energy's Gibbs posterior) and `posterior_rank` (1 + the number of
+//!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
+//!   hit).
+//! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run.
+//! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined;
+//!   `time_<dataset>.png/.svg`: quality against wall time; `leaderboard.md`.
+
+pub mod data;
+#[cfg(test)]
+mod data_tests;
+pub mod energy;
+mod figures;
+pub mod methods;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use crate::experiment::check::Measure;
+use crate::experiment::kind::{Experiment, Results, RunContext};
+use anyhow::Result;
+use data::DatasetSpec;
+use methods::BoardMethod;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The board kind.
+pub struct Board;
+
+/// `kind = "board"`: `[board]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    /// The datasets and methods.
+    pub board: BoardSection,
+}
+
+/// `[board]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoardSection {
+    /// `[[board.datasets]]`.
+    pub datasets: Vec<DatasetSpec>,
+    /// Methods to run where they apply (default: all of them).
+    #[serde(default = "all_methods")]
+    pub methods: Vec<BoardMethod>,
+    /// Largest N the exact trellis runs on (and posterior ranks are computed for); default 12.
+    #[serde(default = "twelve")]
+    pub max_exact_leaves: usize,
+    /// Ranks are counted exactly up to this many trees above (default 1,000,000).
+    #[serde(default = "default_rank_cap")]
+    pub rank_cap: u64,
+    /// Seed trees of the sparse trellis (the beam size of its seeding beam search; default 100).
+    #[serde(default = "hundred")]
+    pub sparse_seed_trees: usize,
+    /// R of the kt family (default 1; with exclusive clustering to one tree it never changes
+    /// the tree).
+    #[serde(default = "crate::experiment::config::one_f64")]
+    pub kt_radius: f64,
+    /// `[board.coalescent]`: MPOST2 / MGREEDY.
+    #[serde(default)]
+    pub coalescent: CoalescentPart,
+    /// `[board.pydt]`: DDT / PYDT.
+    #[serde(default)]
+    pub pydt: PydtPart,
+}
+
+/// `[board.coalescent]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoalescentPart {
+    /// SMC particles of MPOST2 (default 20).
+    pub particles: usize,
+    /// Resample when ESS < threshold · particles (default 0.5).
+    pub resample_threshold: f64,
+    /// Φ = σ² I over standardised features (default 1).
+    pub sigma2: f64,
+    /// Largest N they run on (default 200).
+    pub max_points: usize,
+}
+
+impl Default for CoalescentPart {
+    fn default() -> Self {
+        CoalescentPart {
+            particles: 20,
+            resample_threshold: 0.5,
+            sigma2: 1.0,
+            max_points: 200,
+        }
+    }
+}
+
+/// `[board.pydt]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PydtPart {
+    /// PYDT concentration θ (default 0.5).
+    pub theta: f64,
+    /// PYDT discount α (default 0.2).
+    pub alpha: f64,
+    /// Divergence smoothness c (default 1).
+    pub c: f64,
+    /// Diffusion variance σ² (default 1).
+    pub sigma2: f64,
+    /// Leaf noise variance (default 0.1; > 0 lets duplicate points be).
+    pub noise: f64,
+    /// Search steps after the sequential start (default 30).
+    pub iterations: usize,
+    /// Largest N they run on (default 60).
+    pub max_points: usize,
+}
+
+impl Default for PydtPart {
+    fn default() -> Self {
+        PydtPart {
+            theta: 0.5,
+            alpha: 0.2,
+            c: 1.0,
+            sigma2: 1.0,
+            noise: 0.1,
+            iterations: 30,
+            max_points: 60,
+        }
+    }
+}
+
+fn all_methods() -> Vec<BoardMethod> {
+    BoardMethod::ALL.to_vec()
+}
+
+fn twelve() -> usize {
+    12
+}
+
+fn hundred() -> usize {
+    100
+}
+
+fn default_rank_cap() -> u64 {
+    1_000_000
+}
+
+impl BoardSection {
+    fn validate(&self) -> Result<(), String> {
+        if self.datasets.is_empty() {
+            return Err("board.datasets is empty; add at least one [[board.datasets]]".into());
+        }
+        data::validate(&self.datasets)?;
+        if self.methods.is_empty() {
+            return Err("board.methods is empty; list at least one method".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(m) = self.methods.iter().find(|m| !seen.insert(**m)) {
+            return Err(format!(
+                "board.methods lists {:?} twice; list it once",
+                m.name()
+            ));
+        }
+        if self.max_exact_leaves > 20 {
+            return Err(format!(
+                "board.max_exact_leaves = {} is above 20 (the trellis of every instance, and ranks, would take minutes each); use at most 20",
+                self.max_exact_leaves
+            ));
+        }
+        if self.rank_cap == 0 || self.rank_cap > 1_000_000_000 {
+            return Err("board.rank_cap must be in 1..=1000000000".into());
+        }
+        if self.sparse_seed_trees == 0 || self.sparse_seed_trees > 10_000 {
+            return Err("board.sparse_seed_trees must be in 1..=10000".into());
+        }
+        if !(self.kt_radius.is_finite() && self.kt_radius > 0.0) {
+            return Err(format!(
+                "board.kt_radius = {} must be a positive number",
+                self.kt_radius
+            ));
+        }
+        let c = &self.coalescent;
+        if c.particles == 0 || c.particles > 10_000 {
+            return Err("board.coalescent.particles must be in 1..=10000".into());
+        }
+        if !(0.0..=1.0).contains(&c.resample_threshold) {
+            return Err("board.coalescent.resample_threshold must be in [0, 1]".into());
+        }
+        crate::experiment::config::positive("board.coalescent.sigma2", c.sigma2)?;
+        let p = &self.pydt;
+        crate::pydt::Params::new(p.theta, p.alpha, p.c, p.sigma2)
+            .map_err(|e| format!("board.pydt: {e}"))?;
+        if !(p.noise.is_finite() && p.noise >= 0.0) {
+            return Err(format!("board.pydt.noise = {} must be >= 0", p.noise));
+        }
+        if p.iterations > 10_000 {
+            return Err("board.pydt.iterations must be at most 10000".into());
+        }
+        Ok(())
+    }
+}
+
+impl Experiment for Board {
+    type Config = BoardConfig;
+
+    fn name(&self) -> &'static str {
+        "board"
+    }
+
+    fn about(&self) -> &'static str {
+        "every method on every dataset: one long table, heatmaps, quality vs time, leaderboard.md (shardable)"
+    }
+
+    fn resolve_paths(&self, cfg: &mut BoardConfig, base: &Path) {
+        data::resolve_paths(&mut cfg.board.datasets, base);
+    }
+
+    fn validate(&self, cfg: &BoardConfig) -> Result<(), String> {
+        cfg.board.validate()
+    }
+
+    fn inputs(&self, cfg: &BoardConfig) -> Vec<PathBuf> {
+        data::inputs(&cfg.board.datasets)
+    }
+
+    fn shardable(&self) -> bool {
+        true
+    }
+
+    fn run(&self, cfg: &BoardConfig, ctx: &mut RunContext) -> Result<()> {
+        run::run(&cfg.board, ctx)
+    }
+
+    fn figures(&self, results: &Results, out: &Path) -> Result<()> {
+        figures::draw(results, out)
+    }
+
+    fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
+        run::measures(results)
+    }
+
+    fn expected(&self) -> &'static str {
+        include_str!("expected.toml")
+    }
+}

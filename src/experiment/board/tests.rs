@@ -1,0 +1,118 @@
+use super::methods::{features, jet_features, standardise, BoardMethod};
+use super::run::{dataset_energies, rows};
+use crate::experiment::kind::Results;
+use crate::experiment::table::{read_parquet, str_column};
+use crate::experiment::test_support::{
+    assert_checks_pass, config_error, config_in, run_and_replot, scratch, write_config,
+};
+
+const HEAD: &str =
+    "[experiment]\nkind = \"board\"\nname = \"b\"\nseed = 5\noutput_dir = \"{out}\"\n";
+const JETS: &str = "[[board.datasets]]\nname = \"jets\"\nsource = \"ginkgo\"\ninstances = 3\nmin_leaves = 5\nmax_leaves = 7\n";
+const GRAPH: &str =
+    "[[board.datasets]]\nname = \"graph\"\nsource = \"planted_partition\"\npoints = 8\n";
+
+#[test]
+fn bad_configs_get_one_line_errors_naming_the_key() {
+    for (extra, needle) in [
+        (
+            "[board]\nmethods = [\"trellis\", \"nj\"]\n",
+            "unknown board method \"nj\"",
+        ),
+        ("[board]\nmethods = [\"kt\", \"kt\"]\n", "twice"),
+        ("[board]\nmethods = []\n", "board.methods is empty"),
+        ("[board]\nmax_exact_leaves = 30\n", "board.max_exact_leaves"),
+        ("[board]\nrank_cap = 0\n", "board.rank_cap"),
+        ("[board]\nkt_radius = -1.0\n", "board.kt_radius"),
+        ("[board.pydt]\nalpha = 1.5\n", "board.pydt"),
+        (
+            "[board.coalescent]\nparticles = 0\n",
+            "board.coalescent.particles",
+        ),
+    ] {
+        let text = format!("{HEAD}{extra}{JETS}").replace("{out}", "/tmp/unused");
+        let e = config_error(&text);
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+    let e = config_error(&format!("{HEAD}[board]\n").replace("{out}", "/tmp/unused"));
+    assert!(e.contains("datasets"), "{e}");
+}
+
+#[test]
+fn every_method_runs_where_it_applies_and_never_beats_the_exact_map() {
+    let dir = scratch("board-small");
+    let cfg = write_config(
+        &dir,
+        "b",
+        &format!("{HEAD}[board]\nrank_cap = 100000\n[board.pydt]\niterations = 2\n{JETS}{GRAPH}"),
+    );
+    let out = run_and_replot(&cfg);
+    let results = Results::open(&out).unwrap();
+    let rows = rows(&results).unwrap();
+    // Jets: every method ran on every jet (pydt may give a multifurcating tree, which the
+    // binary likelihood does not score, so it is counted by its own objective).
+    for m in BoardMethod::ALL {
+        let on_jets = rows
+            .iter()
+            .filter(|r| r.dataset == "jets" && r.method == m.name())
+            .filter(|r| r.metric == "ginkgo_log_likelihood" || r.metric == "own_objective")
+            .count();
+        assert!(on_jets >= 3, "{} ran on {on_jets} jets", m.name());
+    }
+    // The graph has no points and no jets: those methods say why they did not run.
+    let trees = read_parquet(&out.join("trees.parquet")).unwrap();
+    let (meth, status, ds) = (
+        str_column(&trees, "method").unwrap(),
+        str_column(&trees, "status").unwrap(),
+        str_column(&trees, "dataset").unwrap(),
+    );
+    for (k, m) in meth.iter().enumerate() {
+        if ds[k] == "graph" && ["kt", "mpost2", "pydt", "truth"].contains(&m.as_str()) {
+            assert!(status[k].starts_with("not run: "), "{m}: {}", status[k]);
+        }
+    }
+    let energies = dataset_energies(&rows);
+    assert_eq!(energies["jets"], "ginkgo_log_likelihood");
+    assert_eq!(energies["graph"], "dasgupta_cost");
+    // The trellis MAP ranks first; every other tree ranks >= 1, forbidden ones after every
+    // finite tree; log posteriors are <= 0.
+    for r in &rows {
+        match r.metric.as_str() {
+            "posterior_rank" if r.method == "trellis" => assert_eq!(r.value, 1.0),
+            "posterior_rank" => assert!(r.value >= 1.0),
+            "log_posterior" => assert!(r.value <= 1e-9, "{}: {}", r.method, r.value),
+            _ => {}
+        }
+    }
+    let measures = super::run::measures(&results).unwrap();
+    let get = |id: &str| measures.iter().find(|m| m.id == id).map(|m| m.value);
+    assert_eq!(get("jets.trellis_beaten_by"), Some(0.0));
+    assert_eq!(get("graph.trellis_beaten_by"), Some(0.0));
+    assert_eq!(get("jets.kt_family_above_map"), Some(0.0));
+    assert_eq!(get("jets.trellis_rank_max"), Some(1.0));
+    let md = std::fs::read_to_string(out.join("leaderboard.md")).unwrap();
+    assert!(md.contains("| Trellis (exact) |") && md.contains("## Ginkgo log-likelihood"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_smoke_config_passes_its_checks() {
+    let dir = scratch("board-smoke");
+    let out = run_and_replot(&config_in(&dir, "board_smoke.toml"));
+    assert!(assert_checks_pass(&out) >= 10);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn jet_features_are_centred_on_the_jet_axis_and_standardised() {
+    // Two leaves either side of phi = 0: the azimuth difference must not wrap to ~2 pi.
+    let leaf = |pt: f64, phi: f64| [pt * 1.0, pt * phi.cos(), pt * phi.sin(), 0.0];
+    let f = jet_features(&[leaf(10.0, 0.1), leaf(10.0, -0.1)]);
+    assert!(
+        (f[0][1] - 0.1).abs() < 1e-12 && (f[1][1] + 0.1).abs() < 1e-12,
+        "{f:?}"
+    );
+    let z = standardise(vec![vec![1.0, 5.0], vec![3.0, 5.0]]);
+    assert_eq!(z, vec![vec![-1.0, 0.0], vec![1.0, 0.0]]);
+    let _ = features;
+}
