@@ -73,7 +73,7 @@ enum Command {
         #[arg(long, default_value = "our own accepted run")]
         source: String,
     },
-    /// List the experiment kinds.
+    /// List the experiment kinds ("shardable": `run --shard I/N` divides their jobs).
     Kinds,
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
     Score {
@@ -142,7 +142,10 @@ fn real_main(cli: Cli) -> Result<()> {
             let lines: Vec<String> = Registry::builtin()
                 .kinds()
                 .iter()
-                .map(|k| format!("{:<20} {}", k.name(), k.about()))
+                .map(|k| {
+                    let shards = if k.shardable() { "shardable" } else { "" };
+                    format!("{:<20} {:<10} {}", k.name(), shards, k.about())
+                })
                 .collect();
             print_lines(&lines);
             Ok(())

@@ -12,7 +12,7 @@ use trellis_lab::experiment::staging::list_files;
 use trellis_lab::experiment::table::read_parquet;
 
 /// Columns that hold wall times or memory (they differ between processes).
-const MEASURED: [&str; 2] = ["seconds", "peak_bytes"];
+const MEASURED: [&str; 3] = ["seconds", "peak_bytes", "seconds_sd"];
 
 fn ok(cmd: &mut Command) {
     let out = cmd.output().unwrap();
@@ -24,9 +24,20 @@ fn ok(cmd: &mut Command) {
     );
 }
 
-/// Every Parquet table of `a` equals `b`'s bit for bit, measured columns aside; the figures
-/// drawn from quality alone (heatmaps of scores) too.
+/// Every Parquet table of `a` equals `b`'s bit for bit, measured columns aside; so do the
+/// `figures` (drawn from quality alone).
 fn same_results(a: &Path, b: &Path) {
+    same_tables(
+        a,
+        b,
+        &[
+            "heatmap_dendrogram_purity.png",
+            "heatmap_ginkgo_log_likelihood.svg",
+        ],
+    );
+}
+
+fn same_tables(a: &Path, b: &Path, figures: &[&str]) {
     let files = list_files(a).unwrap();
     let mut tables = 0;
     for f in files.iter().filter(|f| f.ends_with(".parquet")) {
@@ -55,10 +66,7 @@ fn same_results(a: &Path, b: &Path) {
         tables += 1;
     }
     assert!(tables >= 2, "compared {tables} tables");
-    for f in [
-        "heatmap_dendrogram_purity.png",
-        "heatmap_ginkgo_log_likelihood.svg",
-    ] {
+    for f in figures {
         assert_eq!(
             std::fs::read(a.join(f)).unwrap(),
             std::fs::read(b.join(f)).unwrap(),
@@ -227,4 +235,39 @@ fn shard_errors_are_one_line() {
     let e = one_line_error(&out);
     assert!(e.contains("not a finished shard folder"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_coalescent_kinds_shard_and_merge_too() {
+    for name in ["usps_smoke", "coalescent_smoke"] {
+        let dir = scratch("shards", name);
+        let single = config_copy(&dir, name, &dir.join("single"), None, "single.toml", |t| t);
+        ok(bin().args(["run", single.to_str().unwrap()]));
+        let cfg = config_copy(
+            &dir,
+            name,
+            &dir.join("sharded"),
+            None,
+            "sharded.toml",
+            |t| t,
+        );
+        for i in 0..2 {
+            ok(bin().args(["run", cfg.to_str().unwrap(), "--shard", &format!("{i}/2")]));
+        }
+        let shards: Vec<PathBuf> = (0..2)
+            .map(|i| dir.join("sharded").join(format!("{name}.shard-{i}-of-2")))
+            .collect();
+        ok(bin().arg("merge").args(&shards));
+        let merged = dir.join("sharded").join(name);
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            manifest["jobs"]["computed"], 0,
+            "{name}: the merge recomputed jobs"
+        );
+        same_tables(&dir.join("single").join(name), &merged, &[]);
+        ok(bin().args(["check", merged.to_str().unwrap()]));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -222,7 +222,7 @@ impl Experiment for Board {
     }
 
     fn about(&self) -> &'static str {
-        "every method on every dataset: one long table, heatmaps, quality vs time, leaderboard.md (shardable)"
+        "every method on every dataset: one long table, heatmaps, quality vs time, leaderboard.md"
     }
 
     fn resolve_paths(&self, cfg: &mut BoardConfig, base: &Path) {

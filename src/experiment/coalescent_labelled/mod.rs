@@ -189,6 +189,10 @@ impl Experiment for CoalescentLabelled {
         cfg.coalescent_labelled.data.paths.clone()
     }
 
+    fn shardable(&self) -> bool {
+        true
+    }
+
     fn run(&self, cfg: &LabelledConfig, ctx: &mut RunContext) -> Result<()> {
         run::run(&cfg.coalescent_labelled, ctx)
     }

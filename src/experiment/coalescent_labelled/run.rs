@@ -11,13 +11,13 @@ use crate::coalescent::linkage::{linkage_history, Linkage};
 use crate::coalescent::method::{fit, fit_learning, Fit, MethodSettings};
 use crate::coalescent::metrics::{ari_auc, ari_curve, dendrogram_purity, subtree_score};
 use crate::coalescent::newick::to_newick;
+use crate::experiment::jobs::Mode;
 use crate::experiment::kind::RunContext;
 use crate::experiment::stats::mean_std;
 use crate::experiment::table::Table;
 use anyhow::{bail, Context, Result};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rayon::prelude::*;
 use std::time::Instant;
 
 /// Bytes one particle holds for n points (ε, cached terms and race clocks per slot pair).
@@ -96,7 +96,8 @@ pub fn start_covariance(c: &CovarianceSection, d: usize) -> Result<Covariance> {
 /// Φ's (ℓ, noise) after an outer iteration and that iteration's SMC evidence estimate.
 type TracePoint = (f64, f64, Option<f64>);
 
-/// One method on one subset.
+/// One method on one subset (journalled with its subset's job).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct MethodRun {
     subset: usize,
     method: usize,
@@ -250,20 +251,15 @@ pub fn run(s: &LabelledSection, ctx: &mut RunContext) -> Result<()> {
     // Subsets run in parallel, each method on one core; with fewer subsets than threads the
     // particles run in parallel instead. The numbers are the same either way.
     let parallel = s.subsets < rayon::current_num_threads();
-    let done: Vec<Result<Vec<MethodRun>>> = subsets
-        .par_iter()
-        .enumerate()
-        .map(|(si, idx)| {
-            let out = run_subset(s, &data, idx, seed, si, parallel);
-            pb.inc(1);
-            out
-        })
-        .collect();
+    // One job per subset: journalled (a killed run resumes), and `--shard I/N` divides them.
+    let keys: Vec<String> = (0..subsets.len()).map(|k| format!("subset_{k}")).collect();
+    let done = ctx.jobs.run("subsets", &keys, Mode::Parallel, |si| {
+        let out = run_subset(s, &data, &subsets[si], seed, si, parallel);
+        pb.inc(1);
+        out
+    })?;
     pb.finish_and_clear();
-    let mut runs = Vec::new();
-    for r in done {
-        runs.extend(r?);
-    }
+    let runs: Vec<MethodRun> = done.into_iter().flat_map(|d| d.value).collect();
     write_subsets(&data, &subsets).write_parquet(&ctx.path("subsets.parquet"))?;
     write_runs(s, &runs).write_parquet(&ctx.path("runs.parquet"))?;
     write_curves(s, &runs).write_parquet(&ctx.path("curves.parquet"))?;

@@ -215,6 +215,10 @@ impl Experiment for CoalescentSynthetic {
         run::check_cost(s)
     }
 
+    fn shardable(&self) -> bool {
+        true
+    }
+
     fn run(&self, cfg: &SyntheticConfig, ctx: &mut RunContext) -> Result<()> {
         run::run(&cfg.coalescent_synthetic, ctx)
     }

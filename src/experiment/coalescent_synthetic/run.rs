@@ -10,11 +10,11 @@ use crate::coalescent::learn::{LearnSettings, Learned};
 use crate::coalescent::method::{fit, fit_learning, Fit, MethodSettings};
 use crate::coalescent::metrics::{weighted_distance_errors, weighted_merge_time_errors};
 use crate::coalescent::newick::to_newick;
+use crate::experiment::jobs::Mode;
 use crate::experiment::kind::RunContext;
 use crate::experiment::stats::mean_std;
 use crate::experiment::table::Table;
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use std::time::Instant;
 
 /// Bytes one particle holds for n points (ε, cached terms and race clocks per slot pair).
@@ -44,7 +44,8 @@ fn job_seed(seed: u64, setting: usize, rep: usize) -> u64 {
     )
 }
 
-/// One method on one data set.
+/// One method on one data set (journalled with its data set's job).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Row {
     setting: usize,
     rep: usize,
@@ -174,20 +175,23 @@ pub fn run(s: &SyntheticSection, ctx: &mut RunContext) -> Result<()> {
         .collect();
     let pb = crate::experiment::progress_bar(jobs.len() as u64, "data sets");
     let seed = ctx.seed();
-    let done: Vec<Result<(String, Vec<Row>)>> = jobs
-        .par_iter()
-        .map(|&(si, r)| {
-            let out = replicate(s, seed, si, r);
-            pb.inc(1);
-            out
-        })
+    // One job per data set: journalled (a killed run resumes), and `--shard I/N` divides them.
+    let keys: Vec<String> = jobs
+        .iter()
+        .map(|&(si, r)| format!("setting_{si}/replicate_{r}"))
         .collect();
+    let done = ctx.jobs.run("data_sets", &keys, Mode::Parallel, |k| {
+        let (si, r) = jobs[k];
+        let out = replicate(s, seed, si, r);
+        pb.inc(1);
+        out
+    })?;
     pb.finish_and_clear();
     let mut truths = Vec::new();
     let mut rows = Vec::new();
-    for ((si, r), res) in jobs.iter().zip(done) {
-        let (t, mut rs) = res?;
-        truths.push((*si, *r, t));
+    for (&(si, r), d) in jobs.iter().zip(done) {
+        let (t, mut rs) = d.value;
+        truths.push((si, r, t));
         rows.append(&mut rs);
     }
     let u = |g: &dyn Fn(&Row) -> u64| rows.iter().map(|r| Some(g(r))).collect::<Vec<_>>();
