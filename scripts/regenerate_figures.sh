@@ -10,7 +10,9 @@
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
 #
 # A config with a line starting "# long-running" is skipped unless ALL=1 or it is named; its
-# smoke config covers the same code path.
+# smoke config covers the same code path. Ends by writing the static HTML report of every results
+# folder, results/index.html (`trellis-lab report results`; scripts/check_report.sh opens it in a
+# headless Chromium).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,4 +59,8 @@ done
 echo
 printf '%-34s %8s  %-22s %s\n' config seconds checks status
 printf '%s\n' "${rows[@]}"
+
+# The static HTML report of every results folder (results/index.html); a failure fails the script.
+echo
+if ! "$bin" report results; then failed=1; fi
 exit $failed

@@ -53,6 +53,7 @@ pub mod metrics;
 pub mod model;
 pub mod numeric;
 pub mod pydt;
+pub mod report;
 pub mod search;
 pub mod subset;
 pub mod tree;

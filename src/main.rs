@@ -73,8 +73,22 @@ enum Command {
         #[arg(long, default_value = "our own accepted run")]
         source: String,
     },
+    /// Write a static HTML report of every results folder: RESULTS_ROOT/index.html and one
+    /// page per folder in RESULTS_ROOT/report/ (checks, figures, leaderboard, run facts).
+    Report {
+        /// The folder the results folders are in.
+        #[arg(default_value = "results")]
+        results_root: PathBuf,
+    },
     /// List the experiment kinds ("shardable": `run --shard I/N` divides their jobs).
     Kinds,
+    /// List every config with the paper item it reproduces, its run time, and whether its
+    /// result exists, is up to date and passes `check` (nothing is written).
+    List {
+        /// The configs folder (its catalog is ../experiments/catalog.toml).
+        #[arg(default_value = "configs")]
+        configs: PathBuf,
+    },
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
     Score {
         /// A jet file in the schema of shared/data/ginkgo_jets/ (`{"source", "jets": [...]}`).
@@ -138,6 +152,16 @@ fn real_main(cli: Cli) -> Result<()> {
             print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
             Ok(())
         }
+        Command::List { configs } => list(&configs),
+        Command::Report { results_root } => {
+            let summary = trellis_lab::report::write_report(&results_root)?;
+            eprintln!(
+                "wrote {} ({} results folders)",
+                summary.index.display(),
+                summary.folders
+            );
+            Ok(())
+        }
         Command::Kinds => {
             let lines: Vec<String> = Registry::builtin()
                 .kinds()
@@ -156,6 +180,44 @@ fn real_main(cli: Cli) -> Result<()> {
             max_exact_leaves,
         } => score(file, beam_size, max_exact_leaves),
     }
+}
+
+fn list(configs: &std::path::Path) -> Result<()> {
+    use trellis_lab::experiment::list;
+    let catalog_path = configs
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .join("experiments/catalog.toml");
+    let catalog = if catalog_path.is_file() {
+        list::read_catalog(&catalog_path)?
+    } else {
+        Vec::new()
+    };
+    let rows = list::list(&Registry::builtin(), configs, &catalog)?;
+    let mut lines = vec![format!(
+        "{:<34} {:<9} {:<44} reproduces",
+        "config", "time", "result"
+    )];
+    for r in &rows {
+        let name = r.config.file_name().unwrap_or_default().to_string_lossy();
+        lines.push(format!(
+            "{:<34} {:<9} {:<44} {}",
+            name,
+            r.time,
+            r.state.words(),
+            r.reproduces
+        ));
+    }
+    let ok = rows
+        .iter()
+        .filter(|r| matches!(r.state, list::State::Checked { passed, total } if passed == total))
+        .count();
+    lines.push(format!(
+        "{} configs; {ok} with an up-to-date result that passes check",
+        rows.len()
+    ));
+    print_lines(&lines);
+    Ok(())
 }
 
 fn report(outcome: Outcome) -> Result<()> {

@@ -23,6 +23,7 @@ pub mod config;
 pub mod jobs;
 pub mod kind;
 pub mod limits;
+pub mod list;
 pub mod methods;
 mod parquet_guard;
 pub mod registry;

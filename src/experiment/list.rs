@@ -1,0 +1,243 @@
+//! `trellis-lab list`: every config with the paper item it reproduces, its run time, and the
+//! state of its result (none, stale, checks passed or failed), from `experiments/catalog.toml`
+//! and the results folders. Nothing is written: verdicts are recomputed from the tables.
+
+use super::config;
+use super::kind::Results;
+use super::registry::Registry;
+use super::staging;
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One entry of `experiments/catalog.toml`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogEntry {
+    /// The config's file name in `configs/`.
+    pub file: String,
+    /// The paper item it reproduces.
+    pub reproduces: String,
+    /// Its run time on 2 cores once built.
+    pub time: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Catalog {
+    config: Vec<CatalogEntry>,
+}
+
+/// Reads a catalog file.
+pub fn read_catalog(path: &Path) -> Result<Vec<CatalogEntry>> {
+    let text = staging::read_small(path, 1 << 20)?;
+    let c: Catalog = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a valid catalog: {}",
+            path.display(),
+            config::one_line(&e.to_string())
+        )
+    })?;
+    Ok(c.config)
+}
+
+/// The state of a config's result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum State {
+    /// The config does not load (the one-line error).
+    BadConfig(String),
+    /// No complete results folder.
+    None,
+    /// A results folder of another config, program or input files (re-run it).
+    Stale,
+    /// Up to date; checks passed out of the total (the kind has no expected numbers for it when
+    /// the total is 0).
+    Checked {
+        /// Checks that passed.
+        passed: usize,
+        /// All checks.
+        total: usize,
+    },
+    /// Up to date, but the checks could not be computed (the error).
+    CheckError(String),
+}
+
+impl State {
+    /// The state in words.
+    pub fn words(&self) -> String {
+        match self {
+            State::BadConfig(e) => format!("config error: {e}"),
+            State::None => "no result".into(),
+            State::Stale => "stale (config, program or inputs changed)".into(),
+            State::Checked { passed, total } if passed == total => {
+                format!("ok: {total} of {total} checks pass")
+            }
+            State::Checked { passed, total } => {
+                format!("FAILS: {passed} of {total} checks pass")
+            }
+            State::CheckError(e) => format!("check error: {e}"),
+        }
+    }
+}
+
+/// One row of `list`.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The config file.
+    pub config: PathBuf,
+    /// From the catalog (`?` when missing).
+    pub reproduces: String,
+    /// From the catalog.
+    pub time: String,
+    /// Its results folder (when the config loads).
+    pub results: Option<PathBuf>,
+    /// Its state.
+    pub state: State,
+}
+
+/// Every `*.toml` in `configs` (sorted), with the catalog's words and its result's state.
+pub fn list(registry: &Registry, configs: &Path, catalog: &[CatalogEntry]) -> Result<Vec<Row>> {
+    let by_file: BTreeMap<&str, &CatalogEntry> =
+        catalog.iter().map(|e| (e.file.as_str(), e)).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(configs)
+        .with_context(|| {
+            format!(
+                "cannot list {} (pass the configs folder)",
+                configs.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut rows = Vec::new();
+    for path in files {
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let entry = by_file.get(name.as_str());
+        let (results, state) = match config::load(registry, &path) {
+            Err(e) => (None, State::BadConfig(config::one_line(&e.to_string()))),
+            Ok(cfg) => {
+                let dir = cfg.results_dir();
+                (Some(dir.clone()), state_of(&cfg, &dir))
+            }
+        };
+        rows.push(Row {
+            config: path,
+            reproduces: entry.map_or("?".into(), |e| e.reproduces.clone()),
+            time: entry.map_or("?".into(), |e| e.time.clone()),
+            results,
+            state,
+        });
+    }
+    Ok(rows)
+}
+
+fn state_of(cfg: &config::Config, dir: &Path) -> State {
+    if !dir.join("manifest.json").is_file() {
+        return State::None;
+    }
+    let fresh = cfg
+        .kind
+        .inputs(&cfg.value)
+        .and_then(|inputs| staging::run_hash(&cfg.value, &inputs))
+        .is_ok_and(|h| staging::is_up_to_date(dir, &h));
+    if !fresh {
+        return State::Stale;
+    }
+    let verdicts = Results::open(dir).and_then(|r| super::check::check_results(cfg.kind, &r));
+    match verdicts {
+        Ok(v) => State::Checked {
+            passed: v.iter().filter(|v| v.passed).count(),
+            total: v.len(),
+        },
+        Err(e) if e.to_string().contains("has no expected numbers") => State::Checked {
+            passed: 0,
+            total: 0,
+        },
+        Err(e) => State::CheckError(config::one_line(&format!("{e:#}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crate_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn the_catalog_names_every_config_once_and_nothing_else() {
+        let catalog = read_catalog(&crate_dir().join("experiments/catalog.toml")).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &catalog {
+            assert!(
+                seen.insert(e.file.clone()),
+                "{} twice in the catalog",
+                e.file
+            );
+            assert!(!e.reproduces.is_empty() && !e.time.is_empty(), "{}", e.file);
+        }
+        let configs: std::collections::BTreeSet<String> =
+            std::fs::read_dir(crate_dir().join("configs"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .filter(|f| f.ends_with(".toml"))
+                .collect();
+        assert_eq!(
+            seen, configs,
+            "experiments/catalog.toml and configs/ differ"
+        );
+    }
+
+    #[test]
+    fn list_reports_none_stale_and_checked_results() {
+        let dir = std::env::temp_dir().join(format!("trellis-list-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let configs = dir.join("configs");
+        std::fs::create_dir_all(&configs).unwrap();
+        let text = std::fs::read_to_string(crate_dir().join("configs/jets_smoke.toml"))
+            .unwrap()
+            .replace(
+                "output_dir = \"results\"",
+                &format!("output_dir = \"{}\"", dir.join("results").display()),
+            );
+        std::fs::write(configs.join("jets_smoke.toml"), &text).unwrap();
+        std::fs::write(configs.join("broken.toml"), "[experiment]\nname = 3\n").unwrap();
+        let catalog = vec![CatalogEntry {
+            file: "jets_smoke.toml".into(),
+            reproduces: "smoke".into(),
+            time: "1 s".into(),
+        }];
+        let reg = Registry::builtin();
+        let rows = list(&reg, &configs, &catalog).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(
+            matches!(rows[0].state, State::BadConfig(_)),
+            "{:?}",
+            rows[0].state
+        );
+        assert_eq!(rows[0].reproduces, "?");
+        assert_eq!(rows[1].state, State::None);
+        super::super::run_config_in(&reg, &configs.join("jets_smoke.toml"), true).unwrap();
+        let rows = list(&reg, &configs, &catalog).unwrap();
+        match &rows[1].state {
+            State::Checked { passed, total } => assert!(*total > 0 && passed == total),
+            other => panic!("{other:?}"),
+        }
+        // A changed config makes the result stale.
+        std::fs::write(
+            configs.join("jets_smoke.toml"),
+            text.replace("seed = ", "seed = 1"),
+        )
+        .unwrap();
+        let rows = list(&reg, &configs, &catalog).unwrap();
+        assert_eq!(rows[1].state, State::Stale);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,113 @@
+//! The index page, `RESULTS_ROOT/index.html`: one row per subfolder (kind, checks, figures, run
+//! time, finish time), the boards' leaderboards linked first.
+
+use super::folder::{kind_of, Checks, Entry, Folder, PAGES_DIR};
+use super::html::{encode_path, escape, link};
+use super::page::{document, finished, total_seconds, Context};
+
+/// The index: one row per subfolder, the boards' leaderboards first.
+pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
+    let folders: Vec<&Folder> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Results(f) => Some(&**f),
+            Entry::Incomplete { .. } => None,
+        })
+        .collect();
+    let mut b = String::from("<h1>trellis-lab results</h1>\n");
+    let boards: Vec<String> = folders
+        .iter()
+        .filter(|f| f.manifest.as_ref().ok().and_then(kind_of) == Some("board"))
+        .map(|f| {
+            let anchor = if f.leaderboard.is_some() {
+                "#leaderboard"
+            } else {
+                ""
+            };
+            let href = format!(
+                "{}{anchor}",
+                encode_path(&[PAGES_DIR, &format!("{}.html", f.name)])
+            );
+            link(&href, &f.name)
+        })
+        .collect();
+    if !boards.is_empty() {
+        b.push_str(&format!(
+            "<p class=\"lead\">Leaderboard (every method on every dataset): {}</p>\n",
+            boards.join(" · ")
+        ));
+    }
+    let count = |p: &dyn Fn(&Folder) -> bool| folders.iter().filter(|f| p(f)).count();
+    b.push_str(&format!(
+        "<p>{} results folders: {} with every check passed, {} with failed checks, {} not checked; {} incomplete folders.</p>\n",
+        folders.len(),
+        count(&|f| f.checks.counts().is_some_and(|(p, n)| p == n)),
+        count(&|f| f.checks.counts().is_some_and(|(p, n)| p < n)),
+        count(&|f| matches!(f.checks, Checks::NotChecked)),
+        entries.len() - folders.len(),
+    ));
+    b.push_str(
+        "<table class=\"index\">\n<thead><tr><th></th><th>results folder</th><th>kind</th>\
+         <th>checks</th><th>figures</th><th>seconds</th><th>finished (UTC)</th></tr></thead>\n<tbody>\n",
+    );
+    for e in entries {
+        b.push_str(&match e {
+            Entry::Results(f) => index_row(f),
+            Entry::Incomplete { name, why } => format!(
+                "<tr><td></td><td>{}</td><td></td><td class=\"muted\" colspan=\"4\">incomplete: {}</td></tr>\n",
+                escape(name),
+                escape(why)
+            ),
+        });
+    }
+    b.push_str("</tbody>\n</table>\n");
+    document("trellis-lab results", &b, ctx)
+}
+
+/// One results folder's row of the index.
+fn index_row(f: &Folder) -> String {
+    let m = f.manifest.as_ref().ok();
+    let page = encode_path(&[PAGES_DIR, &format!("{}.html", f.name)]);
+    let thumb = f
+        .figures
+        .iter()
+        .find_map(|g| g.png.as_ref())
+        .map(|png| {
+            format!(
+                "<a href=\"{}\"><img class=\"thumb\" src=\"{}\" alt=\"\" loading=\"lazy\"></a>",
+                escape(&page),
+                escape(&encode_path(&[&f.name, png]))
+            )
+        })
+        .unwrap_or_default();
+    let mut name = link(&page, &f.name);
+    if let Err(e) = &f.manifest {
+        name.push_str(&format!(
+            "<div class=\"error\">manifest.json cannot be read: {}</div>",
+            escape(e)
+        ));
+    }
+    let checks = match &f.checks {
+        Checks::NotChecked => "<span class=\"muted\">not checked</span>".to_string(),
+        Checks::Error(_) => "<span class=\"error\">checks.parquet unreadable</span>".to_string(),
+        Checks::Read(v) => {
+            let passed = v.iter().filter(|c| c.passed).count();
+            let failed = v.len() - passed;
+            let mut s = format!("<span class=\"pass\">{passed} passed</span>");
+            if failed > 0 {
+                s.push_str(&format!(", <span class=\"fail\">{failed} failed</span>"));
+            }
+            s
+        }
+    };
+    format!(
+        "<tr><td>{thumb}</td><td>{name}</td><td>{}</td><td>{checks}</td><td class=\"num\">{}</td>\
+         <td class=\"num\">{}</td><td>{}</td></tr>\n",
+        escape(m.and_then(kind_of).unwrap_or("?")),
+        f.figures.len(),
+        total_seconds(m)
+            .map(|s| format!("{s:.1}"))
+            .unwrap_or_default(),
+        escape(finished(m).as_deref().unwrap_or("")),
+    )
+}

@@ -1,0 +1,169 @@
+//! `trellis-lab report RESULTS_ROOT`: a static HTML report of every results folder, readable
+//! offline (no server, no scripts, relative links only, so the folder can be copied).
+//!
+//! It writes `RESULTS_ROOT/index.html` (one row per results folder: kind, check verdicts,
+//! figure count, run time, finish time; the boards' leaderboards linked first) and one page
+//! per results folder, `RESULTS_ROOT/report/<name>.html`, with the check verdicts as the
+//! paper-vs-ours table (failed first), the leaderboard (Markdown rendered), every figure, the
+//! manifest's facts, links to every file, and the full config. The results folders themselves
+//! are left untouched (their manifests hash their outputs).
+//!
+//! Every string from configs, manifests, tables and file names is HTML-escaped and every file
+//! name in a link percent-encoded ([`html`]). A damaged manifest or Parquet file becomes an
+//! error line on its page and index row, never a failure of the report. All pages are built
+//! in memory first and then written, each through a temporary file and a rename, the index
+//! last; pages of folders that are gone are removed.
+//!
+//! ```no_run
+//! let summary = trellis_lab::report::write_report(std::path::Path::new("results")).unwrap();
+//! println!("wrote {} ({} results folders)", summary.index.display(), summary.folders);
+//! ```
+
+pub mod folder;
+pub mod html;
+pub mod index;
+pub mod page;
+
+use anyhow::{bail, Context as _, Result};
+use folder::{Checks, Entry, PAGES_DIR};
+use std::path::{Path, PathBuf};
+
+/// What [`write_report`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportSummary {
+    /// `RESULTS_ROOT/index.html`.
+    pub index: PathBuf,
+    /// The per-folder pages written, sorted.
+    pub pages: Vec<PathBuf>,
+    /// Results folders (with a manifest) in the report.
+    pub folders: usize,
+    /// Subfolders without a manifest, listed as incomplete.
+    pub incomplete: usize,
+    /// Results folders whose manifest or `checks.parquet` cannot be read.
+    pub unreadable: usize,
+    /// Results folders with at least one failed check.
+    pub failing: usize,
+}
+
+/// Writes the report of the results folders under `root` (see the [module docs](self)).
+/// Errors: `root` is missing or not a folder, a results folder is named `report`, or a file
+/// cannot be written (then nothing of the new report is left behind).
+pub fn write_report(root: &Path) -> Result<ReportSummary> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => bail!(
+            "{} is not a folder; give the folder results are written to (experiment.output_dir, default results)",
+            root.display()
+        ),
+        Err(_) => bail!(
+            "results folder {} does not exist; run a config first (e.g. trellis-lab run configs/board_smoke.toml)",
+            root.display()
+        ),
+    }
+    let entries = folder::scan(root)?;
+    let root_text = root.display().to_string();
+    let ctx = page::Context {
+        generated: html::iso_utc(generated_at()),
+        program: format!(
+            "trellis-lab {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            crate::experiment::staging::program_hash()
+        ),
+        root: root_text.trim_end_matches('/').to_string(),
+    };
+    let pages_dir = root.join(PAGES_DIR);
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let mut summary = ReportSummary {
+        index: root.join("index.html"),
+        pages: Vec::new(),
+        folders: 0,
+        incomplete: 0,
+        unreadable: 0,
+        failing: 0,
+    };
+    for e in &entries {
+        match e {
+            Entry::Results(f) => {
+                summary.folders += 1;
+                if f.manifest.is_err() || matches!(f.checks, Checks::Error(_)) {
+                    summary.unreadable += 1;
+                }
+                if f.checks.counts().is_some_and(|(p, n)| p < n) {
+                    summary.failing += 1;
+                }
+                let path = pages_dir.join(format!("{}.html", f.name));
+                files.push((path.clone(), page::folder_page(f, &ctx)));
+                summary.pages.push(path);
+            }
+            Entry::Incomplete { .. } => summary.incomplete += 1,
+        }
+    }
+    files.push((summary.index.clone(), index::index_page(&entries, &ctx)));
+    std::fs::create_dir_all(&pages_dir)
+        .with_context(|| format!("cannot create {}", pages_dir.display()))?;
+    write_all(&files)?;
+    remove_stale_pages(&pages_dir, &summary.pages);
+    Ok(summary)
+}
+
+/// The generation time: `SOURCE_DATE_EPOCH` if set (reproducible builds), else now.
+fn generated_at() -> i64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        })
+}
+
+/// `path` with `.tmp` appended (`index.html` -> `index.html.tmp`).
+fn tmp_of(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Writes every file to a temporary file first; only when all are written are they renamed
+/// into place, in order (so the index, last, never links to a page not yet there). On an
+/// error the temporary files are removed.
+fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+    let mut written: Vec<PathBuf> = Vec::new();
+    let result = (|| -> Result<()> {
+        for (path, text) in files {
+            let tmp = tmp_of(path);
+            written.push(tmp.clone());
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+        }
+        for (path, _) in files {
+            std::fs::rename(tmp_of(path), path)
+                .with_context(|| format!("cannot move {} into place", path.display()))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for tmp in &written {
+            std::fs::remove_file(tmp).ok();
+        }
+    }
+    result
+}
+
+/// Removes the `.html` pages in `dir` that this report did not write (folders that are gone),
+/// and temporary files left by an interrupted report.
+fn remove_stale_pages(dir: &Path, pages: &[PathBuf]) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in listing.filter_map(|e| e.ok()) {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = name.ends_with(".html") || name.ends_with(".html.tmp");
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) && !pages.contains(&path) {
+            std::fs::remove_file(&path).ok();
+        }
+    }
+}
