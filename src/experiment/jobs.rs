@@ -196,32 +196,26 @@ impl Journal {
             (None, Vec::new(), 0)
         };
         let reuse = hash.as_deref() == Some(run_hash);
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
-            .read(true)
             .write(true)
             .open(path)
             .with_context(|| format!("cannot open the journal {}", path.display()))?;
+        // Keep the intact records of the same run (dropping a torn tail), else start afresh.
+        file.set_len(if reuse { span as u64 } else { 0 })?;
         let mut journal = Journal {
-            file: file.try_clone()?,
+            file,
             path: path.to_path_buf(),
         };
-        let kept = if reuse {
-            // Drop a torn tail, then append after the intact records.
-            file.set_len(span as u64)?;
-            file.seek(SeekFrom::End(0))?;
-            records
-        } else {
-            file.set_len(0)?;
-            file.seek(SeekFrom::Start(0))?;
+        journal.file.seek(SeekFrom::End(0))?;
+        if !reuse {
             journal.write_frame(&rmp_serde::to_vec_named(&Header {
                 journal: JOURNAL_TAG.into(),
                 run_hash: run_hash.into(),
             })?)?;
-            Vec::new()
-        };
-        journal.file.seek(SeekFrom::End(0))?;
+        }
+        let kept = if reuse { records } else { Vec::new() };
         Ok((journal, kept))
     }
 

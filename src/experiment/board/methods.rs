@@ -319,7 +319,9 @@ pub fn features(inst: &Instance) -> Result<Vec<Vec<f64>>> {
     if raw.is_empty() || raw[0].is_empty() {
         bail!("{}/{} has no features", inst.dataset, inst.instance);
     }
-    Ok(standardise(raw))
+    let mut x = raw;
+    crate::experiment::pydt::data::standardize(&mut x);
+    Ok(x)
 }
 
 /// (y − y_jet, φ − φ_jet wrapped to (−π, π], ln p_T) of each leaf.
@@ -346,19 +348,4 @@ pub fn jet_features(leaves: &[FourVector]) -> Vec<Vec<f64>> {
             vec![y - y0, dphi, 0.5 * pt2.max(1e-300).ln()]
         })
         .collect()
-}
-
-/// Columns centred and scaled to unit variance (a constant column becomes 0).
-pub fn standardise(mut x: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
-    let n = x.len() as f64;
-    let d = x[0].len();
-    for k in 0..d {
-        let mean = x.iter().map(|r| r[k]).sum::<f64>() / n;
-        let var = x.iter().map(|r| (r[k] - mean).powi(2)).sum::<f64>() / n;
-        let sd = var.sqrt();
-        for r in x.iter_mut() {
-            r[k] = if sd > 0.0 { (r[k] - mean) / sd } else { 0.0 };
-        }
-    }
-    x
 }

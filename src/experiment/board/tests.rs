@@ -1,4 +1,4 @@
-use super::methods::{features, jet_features, standardise, BoardMethod};
+use super::methods::{features, jet_features, BoardMethod};
 use super::run::{dataset_energies, rows};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{read_parquet, str_column};
@@ -112,7 +112,8 @@ fn jet_features_are_centred_on_the_jet_axis_and_standardised() {
         (f[0][1] - 0.1).abs() < 1e-12 && (f[1][1] + 0.1).abs() < 1e-12,
         "{f:?}"
     );
-    let z = standardise(vec![vec![1.0, 5.0], vec![3.0, 5.0]]);
+    let mut z = vec![vec![1.0, 5.0], vec![3.0, 5.0]];
+    crate::experiment::pydt::data::standardize(&mut z);
     assert_eq!(z, vec![vec![-1.0, 0.0], vec![1.0, 0.0]]);
     let _ = features;
 }

@@ -13,7 +13,7 @@
 //! the parts, each optional ([`MapPart`], [`McmcPart`], [`DensityPart`]). Outputs: see
 //! `experiments/pydt/README.md`.
 
-mod data;
+pub(crate) mod data;
 mod density;
 mod figures;
 mod map;

@@ -14,8 +14,6 @@ use rand::SeedableRng;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// Our assignment of the 33 animals to groups: the pydt kind's built-in table.
-const ANIMAL_GROUPS: &str = include_str!("../../pydt/animals33_groups.tsv");
 
 /// Points with (optionally) a class each, from which instances are drawn.
 pub(super) struct Pool {
@@ -76,7 +74,7 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 .labels
                 .clone()
                 .with_context(|| format!("{} has no animal column", file.display()))?;
-            let table = animal_groups()?;
+            let table = crate::experiment::pydt::data::parse_groups(crate::experiment::pydt::data::ANIMAL_GROUPS, "the built-in animals33 group table")?;
             let mut classes: Vec<String> = Vec::new();
             for (_, g) in &table {
                 if !classes.contains(g) {
@@ -146,26 +144,6 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
             })
         }
     }
-}
-
-/// The built-in animal → group table (`animal<TAB>group` after a header, `#` comments).
-fn animal_groups() -> Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    for (k, line) in ANIMAL_GROUPS.lines().enumerate().skip(1) {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let cells: Vec<&str> = line.split('\t').collect();
-        if cells.len() != 2 {
-            bail!(
-                "the built-in animals33 group table, line {}: expected animal<TAB>group",
-                k + 1
-            );
-        }
-        out.push((cells[0].trim().to_string(), cells[1].trim().to_string()));
-    }
-    Ok(out)
 }
 
 /// The instances of a pool: every point once (`points` unset or the pool's size), else
