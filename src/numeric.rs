@@ -164,7 +164,7 @@ unsafe fn ln_slice_avx2(x: &[f64], out: &mut [f64]) {
 /// [`ln`] on four lanes, operation for operation.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn ln4(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
+pub(crate) fn ln4(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
     use ln_consts::*;
     use std::arch::x86_64::*;
     let set = _mm256_set1_pd;

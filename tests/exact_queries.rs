@@ -307,3 +307,57 @@ fn beam_seeded_sparse_trellis_lies_between_its_best_seed_and_the_exact_map() {
         assert!(sp.sparsity_index() > 0.0 && sp.sparsity_index() < 1.0);
     }
 }
+
+/// The full trellis's answers are pinned bit for bit to the values the scalar implementation of
+/// 2026-11-24 gave (before the split loop and the Ginkgo kernel were vectorised), on the
+/// generated W jets that `configs/scaling.toml` uses (seed 22 + N). Any change to the order of
+/// the log-sum-exp's terms or to the potential's arithmetic shows up here.
+#[test]
+fn full_trellis_answers_are_pinned_bit_for_bit() {
+    // (N, log Z bits, MAP bits, finite trees, entropy bits)
+    let pinned: [(usize, u64, u64, u128, u64); 2] = [
+        (
+            12,
+            0xc05394916ba879f6,
+            0xc0560654c224f58a,
+            13_749_310_575,
+            0x40313549692b3a38,
+        ),
+        (
+            14,
+            0xc054e7e45fd080d3,
+            0xc05822af780a87c8,
+            3_332_502_072_900,
+            0x403550d124007500,
+        ),
+    ];
+    for (n, log_z, map, count, entropy) in pinned {
+        let ds = generate_dataset(
+            &GinkgoParams::w_jet(),
+            1,
+            n,
+            n,
+            22 + n as u64,
+            1_000_000,
+            "pin",
+        )
+        .unwrap();
+        let m = ds.jets[0].model().unwrap();
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let t = pool.install(|| FullTrellis::build(&m).unwrap());
+            assert_eq!(t.log_partition().to_bits(), log_z, "log Z, N = {n}");
+            assert_eq!(t.map_log_likelihood().to_bits(), map, "MAP, N = {n}");
+            assert_eq!(t.n_trees_finite(), count, "count, N = {n}");
+            assert_eq!(t.entropy().to_bits(), entropy, "entropy, N = {n}");
+            let rescored = t.map_tree().log_likelihood(&m);
+            assert!(
+                (rescored - f64::from_bits(map)).abs() < 1e-9,
+                "MAP tree rescored, N = {n}"
+            );
+        }
+    }
+}

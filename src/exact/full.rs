@@ -14,8 +14,11 @@
 //!
 //! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
 //! Each cluster's results sit next to the model's statistics in one 64-byte record, so a split
-//! touches one cache line per child, prefetched a few splits ahead. The log-sum-exp runs over a
-//! buffer of terms with a vectorisable `exp` ([`crate::numeric::exp`], AVX2 when available).
+//! touches one cache line per child, prefetched 40 splits ahead. A cluster's splits go to the
+//! model 64 at a time ([`SplitModel::log_psi_siblings`]; the Ginkgo model evaluates four at once
+//! with AVX2), and their terms are then accumulated in split order without data-dependent
+//! branches. The log-sum-exp runs over a buffer of terms with a vectorised `exp`
+//! ([`crate::numeric::exp`], AVX2 when available).
 //! Every cluster's value is computed by one thread in a fixed order, so results are
 //! bit-identical for any thread count.
 
@@ -340,8 +343,32 @@ pub const MAX_LEAVES: usize = 32;
 
 /// One cluster: one pass over its splits (potential, log-sum-exp terms, MAP, count), then the
 /// exponentials of the terms.
+///
+/// The splits go to the model in blocks of [`BLOCK`] (so it can vectorise), then the block's
+/// terms are accumulated in split order without data-dependent branches: a split with a child
+/// that has no finite tree (or a forbidden split) gets a `-inf` (or NaN) term, which is never
+/// kept for the log-sum-exp, never beats the MAP, and is masked out of the count. The result is
+/// the same, bit for bit, as skipping such splits.
 #[inline]
 fn solve_cluster<M: SplitModel>(
+    model: &M,
+    records: &[Record<M::Stat>],
+    s: Subset,
+    scratch: &mut Scratch,
+) -> (Cell, u32) {
+    // A child of at most 18 leaves has at most 33!! < 2^64 trees: below 20 leaves every
+    // count fits in 64 bits, and the product of two in 128.
+    if s.len() < 20 {
+        solve_cluster_counts::<M, false>(model, records, s, scratch)
+    } else {
+        solve_cluster_counts::<M, true>(model, records, s, scratch)
+    }
+}
+
+/// [`solve_cluster`] for children whose finite-tree counts may need more than 64 bits (`WIDE`)
+/// or not.
+#[inline(always)]
+fn solve_cluster_counts<M: SplitModel, const WIDE: bool>(
     model: &M,
     records: &[Record<M::Stat>],
     s: Subset,
@@ -351,12 +378,11 @@ fn solve_cluster<M: SplitModel>(
     z.clear();
     e.clear();
     let sp = &records[s.index()].stat;
+    let base = records.as_ptr();
     let mut zmax = f64::NEG_INFINITY;
     let mut best = f64::NEG_INFINITY;
     let mut best_split = 0u32;
     let mut count = 0u128;
-    // Splits go to the model in blocks (so it can vectorise, e.g. its logarithms), skipping
-    // those with an empty child; the terms are then accumulated in split order.
     let mut block = [Siblings {
         a: s,
         sa: sp,
@@ -364,63 +390,77 @@ fn solve_cluster<M: SplitModel>(
         sb: sp,
     }; BLOCK];
     let mut lps = [0.0f64; BLOCK];
-    let mut splits = s.splits();
-    // Records are read in a scattered order; prefetch the pair PREFETCH splits ahead.
-    let mut ahead = s.splits().skip(PREFETCH);
-    loop {
+    let (mut zb, mut eb) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
+    // The splits in `Subset::splits` order: A = low + sub, with sub running down over the proper
+    // submasks of rest = S - low, ending with sub = 0.
+    let set = s.bits();
+    let low = set & set.wrapping_neg();
+    let rest = set ^ low;
+    let mut sub = rest;
+    let mut done = rest == 0;
+    // A second cursor PREFETCH splits ahead (it wraps around harmlessly: every submask of `rest`
+    // names a record of a subset of S).
+    let mut ahead = rest;
+    for _ in 0..PREFETCH {
+        ahead = ahead.wrapping_sub(1) & rest;
+    }
+    while !done {
         let mut len = 0;
-        while len < BLOCK {
-            let Some((a, b)) = splits.next() else {
-                break;
-            };
-            if let Some((x, y)) = ahead.next() {
-                prefetch(&records[x.index()]);
-                prefetch(&records[y.index()]);
-            }
-            let (ra, rb) = (&records[a.index()], &records[b.index()]);
-            if ra.cell.log_z == f64::NEG_INFINITY || rb.cell.log_z == f64::NEG_INFINITY {
-                continue;
-            }
+        while len < BLOCK && !done {
+            sub = sub.wrapping_sub(1) & rest;
+            done = sub == 0;
+            ahead = ahead.wrapping_sub(1) & rest;
+            let (xa, xb) = (ahead | low, set ^ (ahead | low));
+            prefetch(base.wrapping_add(xa as usize));
+            prefetch(base.wrapping_add(xb as usize));
+            let (a, b) = (sub | low, set ^ (sub | low));
+            // SAFETY: A and B are subsets of S, whose record exists (S indexed it above).
+            let (ra, rb) = unsafe { (&*base.add(a as usize), &*base.add(b as usize)) };
             block[len] = Siblings {
-                a,
+                a: Subset(a),
                 sa: &ra.stat,
-                b,
+                b: Subset(b),
                 sb: &rb.stat,
             };
             len += 1;
         }
-        if len == 0 {
-            break;
-        }
         model.log_psi_siblings(sp, &block[..len], &mut lps[..len]);
+        let mut kept = 0;
         for (x, &lp) in block[..len].iter().zip(&lps[..len]) {
-            if lp == f64::NEG_INFINITY {
-                continue;
-            }
-            let (ca, cb) = (&records[x.a.index()].cell, &records[x.b.index()].cell);
+            // SAFETY: as above.
+            let (ca, cb) = unsafe {
+                (
+                    &(*base.add(x.a.index())).cell,
+                    &(*base.add(x.b.index())).cell,
+                )
+            };
             let zk = lp + ca.log_z + cb.log_z;
             // Terms far below the running maximum (hence below the final one) cannot change
-            // the sum at double precision: leave them out of the exponentials.
-            if zk > zmax + NEGLIGIBLE {
-                z.push(zk);
-                e.push(lp + ca.mean_log_phi + cb.mean_log_phi);
-                zmax = zmax.max(zk);
-            }
+            // the sum at double precision: leave them out of the exponentials. A term not kept
+            // is below the maximum (or -inf or NaN), so the maximum may be updated regardless.
+            zb[kept] = zk;
+            eb[kept] = lp + ca.mean_log_phi + cb.mean_log_phi;
+            kept += (zk > zmax + NEGLIGIBLE) as usize;
+            zmax = if zk > zmax { zk } else { zmax };
             let v = lp + ca.map + cb.map;
             if v > best {
                 best = v;
                 best_split = x.a.bits() as u32;
             }
-            count += if ca.n_finite[1] == 0 && cb.n_finite[1] == 0 {
-                // Both below 2^64: one widening multiply instead of a full 128-bit one.
-                ca.n_finite[0] as u128 * cb.n_finite[0] as u128
+            let valid = lp != f64::NEG_INFINITY
+                && ca.log_z != f64::NEG_INFINITY
+                && cb.log_z != f64::NEG_INFINITY;
+            if WIDE {
+                if valid {
+                    count += ca.count() * cb.count();
+                }
             } else {
-                ca.count() * cb.count()
-            };
+                let mask = (valid as u64).wrapping_neg();
+                count += (ca.n_finite[0] & mask) as u128 * cb.n_finite[0] as u128;
+            }
         }
-        if len < BLOCK {
-            break;
-        }
+        z.extend_from_slice(&zb[..kept]);
+        e.extend_from_slice(&eb[..kept]);
     }
     if count == 0 {
         return (EMPTY_CELL, 0);
@@ -438,18 +478,18 @@ fn solve_cluster<M: SplitModel>(
 }
 
 /// How many splits ahead [`solve_cluster`] prefetches.
-const PREFETCH: usize = 16;
+const PREFETCH: usize = 40;
 
 /// How many splits [`solve_cluster`] hands to the model at once.
 const BLOCK: usize = 64;
 
 /// Asks the CPU to start loading `r` into cache (a hint; no effect on results).
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+fn prefetch<T>(r: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint and never faults, whatever the address.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(r as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+        std::arch::x86_64::_mm_prefetch(r as *const i8, std::arch::x86_64::_MM_HINT_T0);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;

@@ -301,11 +301,108 @@ impl SplitModel for GinkgoModel {
         };
         let root = first.a.union(first.b) == Subset::full(self.leaves.len());
         let n = out.len().min(splits.len());
+        if parent.t.is_nan() || parent.t < self.t_cut {
+            // Every split of this parent is forbidden (`split_parts`' first test).
+            out[..n].fill(f64::NEG_INFINITY);
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
+                unsafe { self.siblings_avx2(parent, &splits[..n], &mut out[..n], root) };
+                return;
+            }
+        }
         self.split_block(
             n,
             |k| self.split_parts(splits[k].sa, splits[k].sb, parent, root),
             out,
         );
+    }
+}
+
+impl GinkgoModel {
+    /// [`SplitModel::log_psi_siblings`] four splits at a time, without branches: the common case
+    /// (both children clusters, a normal finite `tp2`) performs exactly [`GinkgoModel::split_parts`]'
+    /// operations in the same order, followed by [`crate::numeric::ln`]'s (hence the same bits);
+    /// lanes outside it (a leaf child, a degenerate `tp2`) are redone by the scalar kernel. The
+    /// parent must be allowed (`t(P) >= t_cut`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn siblings_avx2(
+        &self,
+        p: &GinkgoStat,
+        splits: &[Siblings<'_, GinkgoStat>],
+        out: &mut [f64],
+        root: bool,
+    ) {
+        use std::arch::x86_64::*;
+        let n = splits.len().min(out.len());
+        let r = if root { &self.rates[1] } else { &self.rates[0] };
+        let set = _mm256_set1_pd;
+        // g1 = (log λ - log tp1) - t_hi (λ / tp1), as `split_parts` groups it.
+        let c_head = set(r.log_lambda - p.log_t);
+        let lam_tp1 = set(r.lambda / p.t);
+        let (constant, log_lambda, lambda) = (set(r.constant), set(r.log_lambda), set(r.lambda));
+        let sqrt_p = set(p.sqrt_t);
+        let (zero, min_normal, inf) = (set(0.0), set(f64::MIN_POSITIVE), set(f64::INFINITY));
+        let whole = n / 4 * 4;
+        let mut k = 0;
+        while k < whole {
+            let s = &splits[k..k + 4];
+            let ta = _mm256_set_pd(s[3].sa.t, s[2].sa.t, s[1].sa.t, s[0].sa.t);
+            let tb = _mm256_set_pd(s[3].sb.t, s[2].sb.t, s[1].sb.t, s[0].sb.t);
+            let qa = _mm256_set_pd(
+                s[3].sa.sqrt_t,
+                s[2].sa.sqrt_t,
+                s[1].sa.sqrt_t,
+                s[0].sa.sqrt_t,
+            );
+            let qb = _mm256_set_pd(
+                s[3].sb.sqrt_t,
+                s[2].sb.sqrt_t,
+                s[1].sb.sqrt_t,
+                s[0].sb.sqrt_t,
+            );
+            // hi = a where a.t >= b.t (false for NaN), else b.
+            let a_hi = _mm256_cmp_pd::<_CMP_GE_OQ>(ta, tb);
+            let t_hi = _mm256_blendv_pd(tb, ta, a_hi);
+            let q_hi = _mm256_blendv_pd(qb, qa, a_hi);
+            let t_lo = _mm256_blendv_pd(ta, tb, a_hi);
+            let g1 = _mm256_sub_pd(c_head, _mm256_mul_pd(t_hi, lam_tp1));
+            let head = _mm256_add_pd(constant, g1);
+            let d = _mm256_sub_pd(sqrt_p, q_hi);
+            let tp2 = _mm256_mul_pd(d, d);
+            let tail = _mm256_sub_pd(log_lambda, _mm256_div_pd(_mm256_mul_pd(lambda, t_lo), tp2));
+            let lp = _mm256_add_pd(head, _mm256_sub_pd(tail, crate::numeric::ln4(tp2)));
+            // The common case: t_lo > 0, t_hi > 0 (not implied when a mass is NaN) and
+            // MIN_POSITIVE <= tp2 < inf.
+            let ok = _mm256_and_pd(
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(t_lo, zero),
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(t_hi, zero),
+                ),
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(tp2, min_normal),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(tp2, inf),
+                ),
+            );
+            // SAFETY: k + 4 <= n <= out.len().
+            unsafe { _mm256_storeu_pd(out.as_mut_ptr().add(k), lp) };
+            let ok = _mm256_movemask_pd(ok);
+            if ok != 0b1111 {
+                for l in 0..4 {
+                    if ok & (1 << l) == 0 {
+                        out[k + l] = self.split_kernel(s[l].sa, s[l].sb, p, root);
+                    }
+                }
+            }
+            k += 4;
+        }
+        for j in whole..n {
+            out[j] = self.split_kernel(splits[j].sa, splits[j].sb, p, root);
+        }
     }
 }
 
@@ -417,6 +514,83 @@ mod tests {
                 m.log_psi_siblings(&stats[p.index()], &sibs, &mut got);
                 for (x, g) in sibs.iter().zip(&got) {
                     assert_eq!(g.to_bits(), m.log_psi(x.a, x.b).to_bits());
+                }
+            }
+        }
+    }
+
+    /// The four-lane kernel against the scalar one on hand-made statistics that reach every
+    /// branch of `split_parts`: leaf children (t = 0), equal masses, `tp2` zero, subnormal,
+    /// infinite and NaN, negative masses, and parents below the cut or with a NaN mass.
+    #[test]
+    fn four_lane_kernel_matches_scalar_on_edge_cases() {
+        let m = GinkgoModel::new(vec![[1.0, 0.0, 0.0, 0.5]; 3], 16.0, 1.5)
+            .unwrap()
+            .with_root_rate(2.5)
+            .unwrap();
+        let stat = |t: f64| GinkgoStat {
+            t,
+            sqrt_t: if t > 0.0 { t.sqrt() } else { 0.0 },
+            log_t: if t > 0.0 { t.ln() } else { f64::NEG_INFINITY },
+        };
+        let mut ts = vec![
+            0.0,
+            -1e-9,
+            16.0,
+            17.0,
+            100.0,
+            400.0,
+            1e-310,
+            4e-308,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..60 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ts.push((x % 100_000) as f64 / 37.0);
+        }
+        let stats: Vec<GinkgoStat> = ts.iter().map(|&t| stat(t)).collect();
+        let mut parents: Vec<GinkgoStat> = [0.0, 15.9, 16.0, 100.0, 400.0, 1e4, f64::NAN]
+            .iter()
+            .map(|&t| stat(t))
+            .collect();
+        // Parents whose sqrt equals a child's: tp2 = 0 exactly.
+        parents.push(stats[4]);
+        parents.push(stats[5]);
+        for p in &parents {
+            for root in [false, true] {
+                let (ta, tb) = if root {
+                    (Subset::from_indices([0, 1]), Subset::singleton(2))
+                } else {
+                    (Subset::singleton(0), Subset::singleton(1))
+                };
+                let sibs: Vec<Siblings<'_, GinkgoStat>> = stats
+                    .iter()
+                    .flat_map(|x| stats.iter().map(move |y| (x, y)))
+                    .map(|(x, y)| Siblings {
+                        a: ta,
+                        sa: x,
+                        b: tb,
+                        sb: y,
+                    })
+                    .collect();
+                let mut got = vec![0.0; sibs.len()];
+                m.log_psi_siblings(p, &sibs, &mut got);
+                let full = Subset::full(3);
+                for (s, g) in sibs.iter().zip(&got) {
+                    let want = m.split_kernel(s.sa, s.sb, p, s.a.union(s.b) == full);
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "t = {} {} {}",
+                        s.sa.t,
+                        s.sb.t,
+                        p.t
+                    );
                 }
             }
         }

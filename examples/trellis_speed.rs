@@ -1,0 +1,49 @@
+//! Times the full trellis (log Z + MAP + finite-tree count + entropy) on the generated W jet that
+//! `configs/scaling.toml` uses for each N (seed 22 + N), and prints each result's bits so that
+//! two builds can be compared bit for bit.
+//!
+//! `cargo run --release --example trellis_speed [N ...]` (default 16 18 20)
+
+use std::time::Instant;
+use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
+use trellis_lab::exact::FullTrellis;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("sizes are integers"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![16, 18, 20]
+    } else {
+        sizes
+    };
+    println!("threads: {}", rayon::current_num_threads());
+    for n in sizes {
+        let ds = generate_dataset(
+            &GinkgoParams::w_jet(),
+            1,
+            n,
+            n,
+            22 + n as u64,
+            1_000_000,
+            "speed",
+        )
+        .expect("the generator makes a jet of this size");
+        let m = ds.jets[0].model().unwrap();
+        let t0 = Instant::now();
+        let t = FullTrellis::build_with_limit(&m, 26).unwrap();
+        let s = t0.elapsed().as_secs_f64();
+        let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - 2f64.powi(n as i32);
+        println!(
+            "N = {n}: {s:.3} s, {:.3e} splits/s; log Z {:016x} ({:.6}), MAP {:016x} ({:.6}), count {}, entropy {:016x}",
+            splits / s,
+            t.log_partition().to_bits(),
+            t.log_partition(),
+            t.map_log_likelihood().to_bits(),
+            t.map_log_likelihood(),
+            t.n_trees_finite(),
+            t.entropy().to_bits()
+        );
+    }
+}
