@@ -1,266 +1,16 @@
-//! Exact MAP by A* (AO*) over the clusters of a lazily built trellis, with certificates
-//! (design note `docs/design/astar.md`, §1 and §4).
-//!
-//! The search space is the AND/OR graph of the cluster trellis: a cluster chooses a split (OR),
-//! a split needs both children solved (AND). Every cluster the search touches becomes a node with
-//! an upper bound `U(C) >= V(C)` on the best log-likelihood of a tree over it, first the
-//! heuristic's [`SubtreeBound::bound`]. *Expanding* a cluster scores its splits by `f(A, B) =
-//! log psi(A, B) + U(A) + U(B)` (children not yet in the trellis count with
-//! [`SubtreeBound::quick`]) and keeps the best `K` of them in a queue, plus a *residual*: the
-//! largest `f` of those it dropped. Queue entries are refreshed lazily: when an entry reaches the
-//! top its `f` is recomputed from the children's current bounds (creating their nodes), and it is
-//! pushed back if it dropped. Since bounds only decrease, a stale `f` stays an upper bound, so a
-//! *fresh* top (recomputed and still on top, and not below the residual) is the best split:
-//! `U(C)` becomes `min(U(C), f_top)`. When the residual reaches the top, the cluster's splits are
-//! enumerated again with a store twice as large. A cluster is *solved* when its fresh top split
-//! has solved children; then `U(C) = V(C)`.
-//!
-//! Each iteration walks down from the root along fresh top splits (the best partial hierarchy),
-//! expands its unexpanded frontier clusters and backs the bounds up on the way out. The search
-//! stops when the root is solved, or when `U(root)` is within the tolerance of the best complete
-//! tree known (the *incumbent*, seeded by beam search and greedy and improved during the search
-//! by completing the best partial hierarchy), or when a budget runs out; then the incumbent is
-//! returned with the certified interval `[log-likelihood, U(root)]` that holds the MAP value.
-//!
-//! **Optimality.** `U` stays an upper bound on `V` by induction over clusters: a leaf's is exact,
-//! a stored `f` is at least the current `log psi + U(A) + U(B) >= log psi + V(A) + V(B)`, the
-//! residual bounds every dropped split, and `V(C)` is the maximum over splits. Admissibility is
-//! enough (values are backed up per cluster, so no path is closed early); the bounds in
-//! [`super::bounds`] are also consistent. Round-off: the bounds carry a margin, sums are formed
-//! in one fixed order (`log psi + U(A) + U(B)`) so that a recomputed `f` never exceeds the stored
-//! one, and the certificate allows a relative tolerance ([`AstarOptions::tol`]).
-//!
-//! **Memory.** Nodes live in an arena indexed by a hash map on the cluster's bits; a node keeps
-//! its statistics, its bound, its state and (while open) its split store of at most `K` entries
-//! of 16 bytes. Solved and dead clusters drop their store. Bytes are counted from these
-//! structures (arena, map, stores, the statistics table), not from the allocator, so parallel
-//! jobs do not disturb the count, and [`Budget::max_bytes`] is enforced before each allocation
-//! that could cross it. The search is single-threaded and deterministic: the same options give
-//! the same result bits.
+//! The AO* engine behind [`super::astar`]: the node arena, split stores, the walk, and the
+//! incumbent completions.
 
-use super::bounds::SubtreeBound;
-use super::ExactError;
+use super::{AstarOptions, AstarResult, AstarStats, StopReason};
+use crate::exact::bounds::SubtreeBound;
+use crate::exact::ExactError;
 use crate::model::SplitModel;
-use crate::search::{beam_search, default_beam_size, greedy, MAX_BEAM_SIZE};
 use crate::subset::Subset;
 use crate::tree::Tree;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
-
-/// Limits on one search. `None` is unlimited. Expansions and split evaluations are
-/// deterministic (tests use those); bytes are counted from the search's own structures.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Budget {
-    /// Clusters expanded (first enumeration of a cluster's splits).
-    pub max_expansions: Option<u64>,
-    /// Splits scored (over all enumerations; checked before each enumeration).
-    pub max_splits: Option<u64>,
-    /// Bytes of the search's structures.
-    pub max_bytes: Option<u64>,
-    /// Wall-clock seconds (not deterministic).
-    pub max_seconds: Option<f64>,
-}
-
-/// Options of [`astar`].
-#[derive(Clone, Debug)]
-pub struct AstarOptions {
-    /// Limits; when one runs out the incumbent is returned with its certified gap.
-    pub budget: Budget,
-    /// Extra incumbent trees (each over all leaves) besides beam search and greedy.
-    pub incumbents: Vec<Tree>,
-    /// Beam size of the seeding beam search: `None` for `default_beam_size(N)`, `Some(0)` for no
-    /// beam search.
-    pub beam_size: Option<usize>,
-    /// Whether greedy agglomeration seeds the incumbent too.
-    pub greedy: bool,
-    /// Splits kept per cluster at its first expansion (`K`; doubled at each re-enumeration).
-    pub splits_kept: usize,
-    /// Relative certification tolerance: certified when `U(root) - LB <= tol · max(1, |LB|)`.
-    pub tol: f64,
-    /// Largest `N` for which the model's statistics of all `2^N` subsets are tabulated (O(1)
-    /// statistics per split instead of [`SplitModel::stat`]), when the table takes at most a
-    /// quarter of [`Budget::max_bytes`].
-    pub stat_table_leaves: usize,
-}
-
-impl Default for AstarOptions {
-    fn default() -> Self {
-        AstarOptions {
-            budget: Budget::default(),
-            incumbents: Vec::new(),
-            beam_size: None,
-            greedy: true,
-            splits_kept: 64,
-            tol: 1e-10,
-            stat_table_leaves: 20,
-        }
-    }
-}
-
-/// Why a search stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    /// The root was solved: the tree is a MAP tree.
-    Solved,
-    /// `U(root)` came within the tolerance of the incumbent: the incumbent is a MAP tree.
-    GapClosed,
-    /// [`Budget::max_expansions`] ran out.
-    Expansions,
-    /// [`Budget::max_splits`] ran out.
-    Splits,
-    /// [`Budget::max_bytes`] ran out.
-    Bytes,
-    /// [`Budget::max_seconds`] ran out.
-    Seconds,
-}
-
-impl StopReason {
-    /// A short lowercase name (`"solved"`, `"gap_closed"`, `"expansions"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Solved => "solved",
-            StopReason::GapClosed => "gap_closed",
-            StopReason::Expansions => "expansions",
-            StopReason::Splits => "splits",
-            StopReason::Bytes => "bytes",
-            StopReason::Seconds => "seconds",
-        }
-    }
-}
-
-/// Work counters of one search.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AstarStats {
-    /// Walks from the root.
-    pub iterations: u64,
-    /// Clusters whose splits were enumerated (once each).
-    pub clusters_expanded: u64,
-    /// Further enumerations of an expanded cluster (its store ran dry).
-    pub reenumerations: u64,
-    /// Splits scored, over all enumerations.
-    pub splits_evaluated: u64,
-    /// Clusters in the lazily built trellis (nodes), leaves excluded.
-    pub trellis_nodes: u64,
-    /// Peak bytes of the search's structures.
-    pub peak_bytes: u64,
-    /// Wall-clock seconds, seeding included.
-    pub seconds: f64,
-}
-
-/// The result of [`astar`].
-#[derive(Clone, Debug)]
-pub struct AstarResult {
-    /// The best tree found (a MAP tree when `certified`).
-    pub tree: Tree,
-    /// Its log-likelihood, recomputed with [`Tree::log_likelihood`]: a lower bound on the MAP.
-    pub log_likelihood: f64,
-    /// An upper bound on the MAP value (`U(root)`).
-    pub upper_bound: f64,
-    /// Whether the tree is proved to be a MAP tree (to the tolerance).
-    pub certified: bool,
-    /// Why the search stopped.
-    pub stop: StopReason,
-    /// Work counters.
-    pub stats: AstarStats,
-}
-
-impl AstarResult {
-    /// `upper_bound - log_likelihood`, at least 0: how far the MAP can be above the tree.
-    pub fn gap(&self) -> f64 {
-        (self.upper_bound - self.log_likelihood).max(0.0)
-    }
-}
-
-/// Finds a MAP tree of `model` by AO* with the admissible `bound`, within `opts.budget`.
-///
-/// Errors: [`ExactError::Empty`] for no leaves, [`ExactError::BadCluster`] for an incumbent
-/// that is not over all leaves, [`ExactError::NoFiniteTree`] when no tree has a finite
-/// log-likelihood (as the full trellis), and the model's error if its statistics table fails.
-pub fn astar<M: SplitModel, B: SubtreeBound<M>>(
-    model: &M,
-    bound: &B,
-    opts: &AstarOptions,
-) -> Result<AstarResult, ExactError> {
-    let start = Instant::now();
-    let n = model.n_leaves();
-    if n == 0 {
-        return Err(ExactError::Empty);
-    }
-    let full = Subset::full(n);
-    let mut best: Option<(Tree, f64)> = None;
-    let offer = |t: Tree, best: &mut Option<(Tree, f64)>| {
-        let ll = t.log_likelihood(model);
-        if best.as_ref().is_none_or(|b| ll > b.1) {
-            *best = Some((t, ll));
-        }
-    };
-    for t in &opts.incumbents {
-        if t.leaves() != full {
-            return Err(ExactError::BadCluster {
-                cluster: t.leaves().to_string(),
-                n,
-            });
-        }
-        offer(t.clone(), &mut best);
-    }
-    let beam = opts.beam_size.unwrap_or_else(|| default_beam_size(n));
-    if beam > 0 {
-        if let Ok(f) = beam_search(model, beam.min(MAX_BEAM_SIZE)) {
-            offer(f.tree, &mut best);
-        }
-    }
-    if opts.greedy || best.is_none() {
-        if let Ok(f) = greedy(model) {
-            offer(f.tree, &mut best);
-        }
-    }
-    let (tree, ll) = best.expect("greedy always returns a tree");
-    if n == 1 {
-        return Ok(AstarResult {
-            tree,
-            log_likelihood: 0.0,
-            upper_bound: 0.0,
-            certified: true,
-            stop: StopReason::Solved,
-            stats: AstarStats {
-                seconds: start.elapsed().as_secs_f64(),
-                ..AstarStats::default()
-            },
-        });
-    }
-    let table_bytes = ((1u128 << n) * std::mem::size_of::<M::Stat>() as u128) as f64;
-    let table_fits = opts
-        .budget
-        .max_bytes
-        .is_none_or(|m| table_bytes <= m as f64 / 4.0);
-    let table = if n <= opts.stat_table_leaves && table_fits {
-        let t = model.stat_table()?;
-        if t.len() != 1usize << n {
-            return Err(ExactError::BadStatTable { len: t.len(), n });
-        }
-        Some(t)
-    } else {
-        None
-    };
-    let s = Search {
-        model,
-        bound,
-        opts,
-        full,
-        table,
-        nodes: Vec::new(),
-        index: HashMap::default(),
-        store_bytes: 0,
-        peak_bytes: 0,
-        stats: AstarStats::default(),
-        start,
-        incumbent: tree,
-        lb: ll,
-    };
-    s.run()
-}
 
 /// A multiply-xorshift hasher for cluster bits (no new dependency; the keys are not adversarial).
 #[derive(Default, Clone, Copy)]
@@ -287,6 +37,9 @@ impl Hasher for MixHasher {
 }
 
 type Index = HashMap<u64, u32, BuildHasherDefault<MixHasher>>;
+
+/// Factor by which a cluster's store grows at each re-enumeration.
+const GROWTH: usize = 4;
 
 /// Bytes per map entry (key, value, control byte).
 const MAP_ENTRY_BYTES: u64 = (std::mem::size_of::<(u64, u32)>() + 1) as u64;
@@ -341,12 +94,14 @@ impl PartialEq for Entry {
 impl Eq for Entry {}
 
 impl PartialOrd for Entry {
+    #[inline]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
 
 impl Ord for Entry {
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         self.f.total_cmp(&o.f).then(o.a.cmp(&self.a))
     }
@@ -361,7 +116,7 @@ fn live(x: f64) -> bool {
 /// Why the walk stopped early (a budget ran out).
 type Stop = StopReason;
 
-struct Search<'a, M: SplitModel, B> {
+pub(super) struct Search<'a, M: SplitModel, B> {
     model: &'a M,
     bound: &'a B,
     opts: &'a AstarOptions,
@@ -377,8 +132,34 @@ struct Search<'a, M: SplitModel, B> {
     lb: f64,
 }
 
-impl<M: SplitModel, B: SubtreeBound<M>> Search<'_, M, B> {
-    fn run(mut self) -> Result<AstarResult, ExactError> {
+impl<'a, M: SplitModel, B: SubtreeBound<M>> Search<'a, M, B> {
+    /// A search with no nodes yet, the statistics `table` (if any) and the incumbent.
+    pub(super) fn new(
+        model: &'a M,
+        bound: &'a B,
+        opts: &'a AstarOptions,
+        table: Option<Vec<M::Stat>>,
+        start: Instant,
+        (incumbent, lb): (Tree, f64),
+    ) -> Self {
+        Search {
+            model,
+            bound,
+            opts,
+            full: Subset::full(model.n_leaves()),
+            table,
+            nodes: Vec::new(),
+            index: HashMap::default(),
+            store_bytes: 0,
+            peak_bytes: 0,
+            stats: AstarStats::default(),
+            start,
+            incumbent,
+            lb,
+        }
+    }
+
+    pub(super) fn run(mut self) -> Result<AstarResult, ExactError> {
         self.note_bytes();
         let root = match self.node_of(self.full) {
             Ok(r) => r,
@@ -528,6 +309,19 @@ impl<M: SplitModel, B: SubtreeBound<M>> Search<'_, M, B> {
         }
     }
 
+    /// The bound a child's node would start with: 0 for a leaf, `U` of its node, else
+    /// `min(bound, quick)`.
+    #[inline]
+    fn tight(&self, x: Subset, sx: &M::Stat) -> f64 {
+        if x.is_singleton() {
+            return 0.0;
+        }
+        match self.index.get(&x.0) {
+            Some(&i) => self.nodes[i as usize].u,
+            None => self.bound.bound(x, sx).min(self.bound.quick(x, sx)),
+        }
+    }
+
     /// The node of cluster `x` (not a leaf), created with its heuristic bound if new.
     fn node_of(&mut self, x: Subset) -> Result<usize, Stop> {
         if let Some(&i) = self.index.get(&x.0) {
@@ -670,7 +464,7 @@ impl<M: SplitModel, B: SubtreeBound<M>> Search<'_, M, B> {
                 }
                 None if residual == f64::NEG_INFINITY => return Ok(None),
                 _ => {
-                    let store = self.enumerate(i, cap.saturating_mul(2))?;
+                    let store = self.enumerate(i, cap.saturating_mul(GROWTH))?;
                     self.stats.reenumerations += 1;
                     self.drop_store(i);
                     self.store_bytes += store.bytes();
@@ -732,7 +526,18 @@ impl<M: SplitModel, B: SubtreeBound<M>> Search<'_, M, B> {
             if !live(lp) {
                 continue;
             }
+            // Score with the cheap bounds first; a split that cannot enter the store counts
+            // into the residual as it is, the others are refined with the children's full
+            // bounds (their values when the split reaches the top), so stored `f` are tight.
             let f = lp + self.upper(a, &sa) + self.upper(b, &sb);
+            if !live(f) {
+                continue;
+            }
+            if heap.len() == cap && (Entry { f, a: a.0 }) <= heap.peek().expect("cap >= 1").0 {
+                residual = residual.max(f);
+                continue;
+            }
+            let f = lp + self.tight(a, &sa) + self.tight(b, &sb);
             if !live(f) {
                 continue;
             }
