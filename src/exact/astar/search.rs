@@ -44,6 +44,12 @@ const GROWTH: usize = 4;
 /// Bytes per map entry (key, value, control byte).
 const MAP_ENTRY_BYTES: u64 = (std::mem::size_of::<(u64, u32)>() + 1) as u64;
 
+/// Bytes of a hash map holding `capacity` entries: the table has about `8/7` as many buckets,
+/// each an entry and a control byte, plus one group of control bytes.
+fn map_bytes(capacity: u64) -> u64 {
+    capacity * 8 / 7 * MAP_ENTRY_BYTES + 16
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// In the trellis with its heuristic bound; splits not enumerated.
@@ -270,7 +276,7 @@ impl<'a, M: SplitModel, B: SubtreeBound<M>> Search<'a, M, B> {
             .as_ref()
             .map_or(0, |t| (t.len() * std::mem::size_of::<M::Stat>()) as u64);
         self.nodes.capacity() as u64 * node
-            + self.index.capacity() as u64 * MAP_ENTRY_BYTES
+            + map_bytes(self.index.capacity() as u64)
             + self.store_bytes
             + table
     }
@@ -334,7 +340,8 @@ impl<'a, M: SplitModel, B: SubtreeBound<M>> Search<'a, M, B> {
                 need += self.nodes.capacity().max(4) as u64 * node_size;
             }
             if self.index.len() == self.index.capacity() {
-                need += (2 * self.index.capacity() as u64 + 16) * MAP_ENTRY_BYTES;
+                // The map rehashes into twice the buckets while the old ones are still held.
+                need += map_bytes(2 * self.index.capacity() as u64 + 16);
             }
             if need > self.room() {
                 return Err(StopReason::Bytes);
