@@ -50,6 +50,7 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
         "animals33_smoke",
         "pydt_density_smoke",
         "board_smoke",
+        "astar_smoke",
     ] {
         let runs: Vec<PathBuf> = [1, 2]
             .iter()
@@ -93,6 +94,7 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
                 // The scaling chart and the coalescent tables show wall times.
                 let timed = [
                     "scaling_smoke",
+                    "astar_smoke",
                     "coalescent_smoke",
                     "coalescent_learning_smoke",
                 ]

@@ -472,6 +472,7 @@ fn parquet_tables_of_check_and_plot() {
             "pam50",
             "cost_functions_smoke",
             "flat_pam50",
+            "astar_smoke",
         ]
     } else {
         &["jets_smoke"]

@@ -1,11 +1,15 @@
 //! Exact inference by dynamic programming over clusters (the cluster trellis).
 
+pub mod astar;
+pub mod bounds;
 pub mod full;
 pub mod marginals;
 pub mod rank;
 pub mod sample;
 pub mod sparse;
 
+pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason};
+pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
 pub use full::{FullTrellis, TrellisCost};
 pub use marginals::{cluster_marginal, Marginals};
 pub use sample::PosteriorSampler;

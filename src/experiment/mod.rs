@@ -63,6 +63,7 @@ registry! {
     coalescent_labelled => CoalescentLabelled,
     pydt => Pydt,
     board => Board,
+    astar => Astar,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

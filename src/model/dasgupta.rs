@@ -49,6 +49,11 @@ impl DasguptaModel {
     pub fn beta(&self) -> f64 {
         self.beta
     }
+
+    /// The similarity weights.
+    pub fn weights(&self) -> &WeightMatrix {
+        &self.weights
+    }
 }
 
 impl SplitModel for DasguptaModel {

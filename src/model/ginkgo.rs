@@ -110,6 +110,17 @@ impl GinkgoModel {
         self.t_cut
     }
 
+    /// The decay rate of every split below the whole jet's.
+    pub fn lambda(&self) -> f64 {
+        self.rates[0].lambda
+    }
+
+    /// The decay rate of the whole jet's split (equal to [`GinkgoModel::lambda`] unless set with
+    /// [`GinkgoModel::with_root_rate`]).
+    pub fn lambda_root(&self) -> f64 {
+        self.rates[1].lambda
+    }
+
     /// The summed four-vector of cluster `s` (leaves of `s` outside the jet are left out).
     pub fn four_vector(&self, s: Subset) -> FourVector {
         let mut p = [0.0; 4];

@@ -94,12 +94,23 @@ impl WeightMatrix {
     /// [`WeightMatrix::pair_sums`] (so both agree to the bit). Points of `s` at or above
     /// [`WeightMatrix::len`] are not in the matrix and are left out.
     pub fn pair_sum(&self, s: crate::subset::Subset, f: impl Fn(f64) -> f64) -> f64 {
-        let idx: Vec<usize> = s.iter().take_while(|&i| i < self.n).collect();
+        let bits = if self.n >= 64 {
+            s.0
+        } else {
+            s.0 & ((1u64 << self.n) - 1)
+        };
+        // `h` increasing, and for each `h` the points `j < h` increasing (no allocation).
         let mut total = 0.0;
-        for (k, &h) in idx.iter().enumerate() {
-            for &j in &idx[..k] {
+        let mut rest = bits;
+        while rest != 0 {
+            let h = rest.trailing_zeros() as usize;
+            let mut lower = bits & ((1u64 << h) - 1);
+            while lower != 0 {
+                let j = lower.trailing_zeros() as usize;
                 total += f(self.at(j, h));
+                lower &= lower - 1;
             }
+            rest &= rest - 1;
         }
         total
     }
