@@ -38,9 +38,20 @@ pub struct TrellisCost {
     pub bytes: f64,
     /// Split evaluations, `(3^N + 1)/2 - 2^N`.
     pub splits: f64,
-    /// Rough wall time at 5e7 split evaluations per second (two cores).
+    /// Wall time on two cores by the measured cost model ([`NS_PER_SPLIT_IN_CACHE`],
+    /// [`NS_PER_SPLIT_BEYOND_CACHE`]).
     pub seconds: f64,
+    /// The model's cost of one split evaluation, in nanoseconds of one core.
+    pub ns_per_split: f64,
 }
+
+/// Measured cost of one split evaluation (log Z, MAP, count and entropy; Ginkgo model), in
+/// nanoseconds of one core, while the record table fits the 32 MiB L3 cache (N <= 19): CPU time
+/// of N = 17 to 19 on one thread of the reference machine (AMD EPYC, Zen 4, 2.6 GHz, 2 cores).
+pub const NS_PER_SPLIT_IN_CACHE: f64 = 14.0;
+
+/// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores.
+pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 24.5;
 
 impl TrellisCost {
     /// The cost of a full trellis over `n` leaves whose model keeps `stat_bytes` per subset.
@@ -50,10 +61,16 @@ impl TrellisCost {
         let record = (std::mem::size_of::<Cell>() + stat_bytes).div_ceil(64) * 64;
         let per_subset = (record + std::mem::size_of::<Cell>() + 4) as f64;
         let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - subsets;
+        let ns_per_split = if subsets * record as f64 <= 32.0 * 1024.0 * 1024.0 {
+            NS_PER_SPLIT_IN_CACHE
+        } else {
+            NS_PER_SPLIT_BEYOND_CACHE
+        };
         TrellisCost {
             bytes: subsets * per_subset,
             splits,
-            seconds: splits / 5e7,
+            seconds: splits * ns_per_split * 1e-9 / 2.0,
+            ns_per_split,
         }
     }
 }
