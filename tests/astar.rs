@@ -2,8 +2,7 @@
 //! Ginkgo and Dasgupta instances, sound certificates under expansion and store budgets, the
 //! `-inf` cases, and determinism.
 
-use std::path::PathBuf;
-use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
+use trellis_lab::data::ginkgo::GinkgoParams;
 use trellis_lab::data::graphs::{planted_partition, signed_uniform_weights, weights_from};
 use trellis_lab::exact::{
     astar, AstarOptions, AstarResult, Budget, DasguptaBound, ExactError, FullTrellis, GinkgoBound,
@@ -12,16 +11,10 @@ use trellis_lab::exact::{
 use trellis_lab::model::{DasguptaModel, GinkgoModel, SplitModel};
 use trellis_lab::tree::Tree;
 
+mod common;
+
 fn reference(file: &str) -> Vec<GinkgoModel> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data/ginkgo_jets")
-        .join(file);
-    JetDataset::load(&path)
-        .unwrap()
-        .jets
-        .iter()
-        .map(|j| j.model().unwrap())
-        .collect()
+    common::reference_jets(file)
 }
 
 fn generated(
@@ -31,17 +24,7 @@ fn generated(
     max: usize,
     seed: u64,
 ) -> Vec<GinkgoModel> {
-    generate_dataset(params, n_jets, min, max, seed, 200_000, "g")
-        .unwrap()
-        .jets
-        .iter()
-        .map(|j| {
-            j.model()
-                .unwrap()
-                .with_root_rate(params.lambda_root)
-                .unwrap()
-        })
-        .collect()
+    common::generated_jets(params, n_jets, (min, max), seed, 200_000)
 }
 
 fn ginkgo_instances() -> Vec<(String, GinkgoModel)> {

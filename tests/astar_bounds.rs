@@ -2,23 +2,16 @@
 //! cluster, consistency on every split, `quick >= bound`, and (Ginkgo) `-inf` exactly where no
 //! finite tree exists. A port of the authors' Ginkgo heuristic is kept as a negative control.
 
-use std::path::PathBuf;
-use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
+use trellis_lab::data::ginkgo::GinkgoParams;
 use trellis_lab::data::graphs::{planted_partition, signed_uniform_weights, weights_from};
 use trellis_lab::exact::{DasguptaBound, FullTrellis, GinkgoBound, SubtreeBound};
 use trellis_lab::model::{log1mexp, DasguptaModel, GinkgoModel, SplitModel};
 use trellis_lab::subset::Subset;
 
+mod common;
+
 fn reference(file: &str) -> Vec<GinkgoModel> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data/ginkgo_jets")
-        .join(file);
-    JetDataset::load(&path)
-        .unwrap()
-        .jets
-        .iter()
-        .map(|j| j.model().unwrap())
-        .collect()
+    common::reference_jets(file)
 }
 
 fn generated(
@@ -28,17 +21,7 @@ fn generated(
     max: usize,
     seed: u64,
 ) -> Vec<GinkgoModel> {
-    generate_dataset(params, n_jets, min, max, seed, 100_000, "g")
-        .unwrap()
-        .jets
-        .iter()
-        .map(|j| {
-            j.model()
-                .unwrap()
-                .with_root_rate(params.lambda_root)
-                .unwrap()
-        })
-        .collect()
+    common::generated_jets(params, n_jets, (min, max), seed, 100_000)
 }
 
 /// What a bound check found.

@@ -101,3 +101,38 @@ pub fn config_copy(
     std::fs::write(&path, edit(copy)).unwrap();
     path
 }
+
+/// The Ginkgo models of a reference jet file in `data/ginkgo_jets/`.
+pub fn reference_jets(file: &str) -> Vec<trellis_lab::model::GinkgoModel> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/ginkgo_jets")
+        .join(file);
+    trellis_lab::data::ginkgo::JetDataset::load(&path)
+        .unwrap()
+        .jets
+        .iter()
+        .map(|j| j.model().unwrap())
+        .collect()
+}
+
+/// Ginkgo models of `n_jets` generated jets with `min..=max` leaves, each with the root rate of
+/// `params` (the generator gets `max_tries` tries).
+pub fn generated_jets(
+    params: &trellis_lab::data::ginkgo::GinkgoParams,
+    n_jets: usize,
+    (min, max): (usize, usize),
+    seed: u64,
+    max_tries: usize,
+) -> Vec<trellis_lab::model::GinkgoModel> {
+    trellis_lab::data::ginkgo::generate_dataset(params, n_jets, min, max, seed, max_tries, "g")
+        .unwrap()
+        .jets
+        .iter()
+        .map(|j| {
+            j.model()
+                .unwrap()
+                .with_root_rate(params.lambda_root)
+                .unwrap()
+        })
+        .collect()
+}
