@@ -13,6 +13,8 @@
 //! `log Z - E(X)`.
 //!
 //! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
+//! Large clusters go in batches that share their high leaves and step through their splits in
+//! lockstep, so that each step's children are read from the cache by the whole batch ([`Tiling`]).
 //! Each cluster's results sit next to the model's statistics in one 64-byte record, so a split
 //! touches one cache line per child, prefetched 40 splits ahead. A cluster's splits go to the
 //! model 64 at a time ([`SplitModel::log_psi_siblings`]; the Ginkgo model evaluates four at once
@@ -22,8 +24,9 @@
 //! Every cluster's value is computed by one thread in a fixed order, so results are
 //! bit-identical for any thread count.
 
+use super::split_loop::{solve_batch, Cell, Record, Scratch, EMPTY_CELL, LEAF_CELL};
 use super::ExactError;
-use crate::model::{Siblings, SplitModel};
+use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
 use rayon::prelude::*;
@@ -34,7 +37,7 @@ pub const DEFAULT_MAX_LEAVES: usize = 22;
 /// What a full-trellis run over N leaves costs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TrellisCost {
-    /// Bytes of tables (per-subset values plus model statistics).
+    /// Bytes of tables (per-subset values plus model statistics) and term buffers.
     pub bytes: f64,
     /// Split evaluations, `(3^N + 1)/2 - 2^N`.
     pub splits: f64,
@@ -50,8 +53,9 @@ pub struct TrellisCost {
 /// of N = 17 to 19 on one thread of the reference machine (AMD EPYC, Zen 4, 2.6 GHz, 2 cores).
 pub const NS_PER_SPLIT_IN_CACHE: f64 = 14.0;
 
-/// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores.
-pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 24.5;
+/// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores
+/// (1,266 s of wall time for 1.41e11 splits, with large clusters in batches, [`Tiling`]).
+pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 18.0;
 
 impl TrellisCost {
     /// The cost of a full trellis over `n` leaves whose model keeps `stat_bytes` per subset.
@@ -60,6 +64,9 @@ impl TrellisCost {
         // Build: 64-byte records (cell + statistics) plus back-pointers; result: cells.
         let record = (std::mem::size_of::<Cell>() + stat_bytes).div_ceil(64) * 64;
         let per_subset = (record + std::mem::size_of::<Cell>() + 4) as f64;
+        // Per thread (2), a batch's kept terms: up to 2^22 pairs of f64, twice that while a
+        // buffer grows.
+        let buffers = 2.0 * 2.0 * 16.0 * 2f64.powi(n.saturating_sub(1).min(22) as i32);
         let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - subsets;
         let ns_per_split = if subsets * record as f64 <= 32.0 * 1024.0 * 1024.0 {
             NS_PER_SPLIT_IN_CACHE
@@ -67,45 +74,13 @@ impl TrellisCost {
             NS_PER_SPLIT_BEYOND_CACHE
         };
         TrellisCost {
-            bytes: subsets * per_subset,
+            bytes: subsets * per_subset + buffers,
             splits,
             seconds: splits * ns_per_split * 1e-9 / 2.0,
             ns_per_split,
         }
     }
 }
-
-/// Per-cluster results of the dynamic programme (40 bytes, read together for each child).
-#[derive(Clone, Copy, Debug)]
-struct Cell {
-    log_z: f64,
-    map: f64,
-    /// `E[log phi(H)]` under the posterior over trees of this cluster (for the entropy).
-    mean_log_phi: f64,
-    /// Number of finite-likelihood trees, as two u64 halves (u128 would pad the cell to 48 B).
-    n_finite: [u64; 2],
-}
-
-impl Cell {
-    #[inline]
-    fn count(&self) -> u128 {
-        (self.n_finite[1] as u128) << 64 | self.n_finite[0] as u128
-    }
-}
-
-const EMPTY_CELL: Cell = Cell {
-    log_z: f64::NEG_INFINITY,
-    map: f64::NEG_INFINITY,
-    mean_log_phi: 0.0,
-    n_finite: [0, 0],
-};
-
-const LEAF_CELL: Cell = Cell {
-    log_z: 0.0,
-    map: 0.0,
-    mean_log_phi: 0.0,
-    n_finite: [1, 0],
-};
 
 /// The full cluster trellis over all subsets of `N` leaves, after the bottom-up pass.
 #[derive(Clone, Debug)]
@@ -114,22 +89,6 @@ pub struct FullTrellis {
     cells: Vec<Cell>,
     /// The `A` part of each cluster's best split (0 for single leaves).
     map_split: Vec<u32>,
-}
-
-/// Reusable per-thread buffers for one cluster's split terms.
-#[derive(Default)]
-struct Scratch {
-    z: Vec<f64>,
-    e: Vec<f64>,
-}
-
-/// A cluster's results and the model's statistics side by side, 64-byte aligned, so that the
-/// two children of a split cost one cache line each (the table is read in a scattered order).
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct Record<S> {
-    cell: Cell,
-    stat: S,
 }
 
 impl FullTrellis {
@@ -143,6 +102,16 @@ impl FullTrellis {
     pub fn build_with_limit<M: SplitModel>(
         model: &M,
         max_leaves: usize,
+    ) -> Result<FullTrellis, ExactError> {
+        Self::build_tiled(model, max_leaves, Tiling::DEFAULT)
+    }
+
+    /// [`FullTrellis::build_with_limit`] with the clusters of each size visited in batches as
+    /// `tiling` says (the results are the same for every tiling, bit for bit).
+    pub(crate) fn build_tiled<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        tiling: Tiling,
     ) -> Result<FullTrellis, ExactError> {
         let n = model.n_leaves();
         if n == 0 {
@@ -176,17 +145,29 @@ impl FullTrellis {
         for i in 0..n {
             records[1 << i].cell = LEAF_CELL;
         }
+        let threads = rayon::current_num_threads();
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
+            let low_mask = if k >= tiling.min_size && n > tiling.low_bits {
+                (1u64 << tiling.low_bits) - 1
+            } else {
+                u64::MAX
+            };
+            // Batches hold at most 2^22 split terms (64 MiB of buffers per thread) and leave
+            // every thread several batches.
+            let cap = tiling
+                .max_batch
+                .min((1usize << 23 >> k).max(1))
+                .min((layer.len() / (4 * threads)).max(1));
+            let batches = batches(&layer, low_mask, cap);
             let done = &records;
-            let values: Vec<(Cell, u32)> = layer
+            let values: Vec<Vec<(Cell, u32)>> = batches
                 .par_iter()
-                .with_min_len(16)
-                .map_init(Scratch::default, |scratch, &s| {
-                    solve_cluster(model, done, s, scratch)
+                .map_init(Scratch::default, |scratch, r| {
+                    solve_batch(model, done, &layer[r.clone()], low_mask, scratch)
                 })
                 .collect();
-            for (s, (c, a)) in layer.into_iter().zip(values) {
+            for (s, (c, a)) in layer.iter().zip(values.into_iter().flatten()) {
                 records[s.index()].cell = c;
                 map_split[s.index()] = a;
             }
@@ -357,249 +338,52 @@ impl FullTrellis {
     }
 }
 
+/// How the full trellis visits the clusters of one size (see [`solve_batch`]): clusters of at
+/// least `min_size` leaves go in batches of up to `max_batch` clusters that share their leaves
+/// outside the lowest `low_bits` leaves, and step through their splits in lockstep.
+///
+/// A large cluster's children do not fit in the cache, and the next cluster's children were
+/// evicted by the time they are read again; in a batch, each step's children (two stretches of
+/// `2^low_bits` records) are read by every cluster of the batch while they are in the cache.
+/// Measured on the scaling config's jet, 2 cores: at N = 21 the clusters of 17 to 20 leaves went
+/// from 12-27 to 8-16 ns per split (wall clock); at 15 leaves and below batches did not help.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tiling {
+    pub(crate) low_bits: usize,
+    pub(crate) min_size: usize,
+    pub(crate) max_batch: usize,
+}
+
+impl Tiling {
+    /// The measured choice.
+    pub(crate) const DEFAULT: Tiling = Tiling {
+        low_bits: 14,
+        min_size: 16,
+        max_batch: 32,
+    };
+}
+
+/// Cuts a layer (in `Subset::of_size` order) into runs of at most `cap` consecutive clusters
+/// with the same bits outside `low_mask` (a cluster with no bit inside it goes alone).
+fn batches(layer: &[Subset], low_mask: u64, cap: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=layer.len() {
+        let cut = i == layer.len()
+            || i - start >= cap
+            || layer[i].bits() & !low_mask != layer[start].bits() & !low_mask
+            || layer[i].bits() & low_mask == 0
+            || layer[start].bits() & low_mask == 0;
+        if cut {
+            out.push(start..i);
+            start = i;
+        }
+    }
+    out
+}
+
 /// Largest N any full trellis accepts (split back-pointers are stored as u32).
 pub const MAX_LEAVES: usize = 32;
-
-/// One cluster: one pass over its splits (potential, log-sum-exp terms, MAP, count), then the
-/// exponentials of the terms.
-///
-/// The splits go to the model in blocks of [`BLOCK`] (so it can vectorise), then the block's
-/// terms are accumulated in split order without data-dependent branches: a split with a child
-/// that has no finite tree (or a forbidden split) gets a `-inf` (or NaN) term, which is never
-/// kept for the log-sum-exp, never beats the MAP, and is masked out of the count. The result is
-/// the same, bit for bit, as skipping such splits.
-#[inline]
-fn solve_cluster<M: SplitModel>(
-    model: &M,
-    records: &[Record<M::Stat>],
-    s: Subset,
-    scratch: &mut Scratch,
-) -> (Cell, u32) {
-    // A child of at most 18 leaves has at most 33!! < 2^64 trees: below 20 leaves every
-    // count fits in 64 bits, and the product of two in 128.
-    if s.len() < 20 {
-        solve_cluster_counts::<M, false>(model, records, s, scratch)
-    } else {
-        solve_cluster_counts::<M, true>(model, records, s, scratch)
-    }
-}
-
-/// [`solve_cluster`] for children whose finite-tree counts may need more than 64 bits (`WIDE`)
-/// or not.
-#[inline(always)]
-fn solve_cluster_counts<M: SplitModel, const WIDE: bool>(
-    model: &M,
-    records: &[Record<M::Stat>],
-    s: Subset,
-    scratch: &mut Scratch,
-) -> (Cell, u32) {
-    let Scratch { z, e } = scratch;
-    z.clear();
-    e.clear();
-    let sp = &records[s.index()].stat;
-    let base = records.as_ptr();
-    let mut zmax = f64::NEG_INFINITY;
-    let mut best = f64::NEG_INFINITY;
-    let mut best_split = 0u32;
-    let mut count = 0u128;
-    let mut block = [Siblings {
-        a: s,
-        sa: sp,
-        b: s,
-        sb: sp,
-    }; BLOCK];
-    let mut lps = [0.0f64; BLOCK];
-    let (mut zb, mut eb) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
-    // The splits in `Subset::splits` order: A = low + sub, with sub running down over the proper
-    // submasks of rest = S - low, ending with sub = 0.
-    let set = s.bits();
-    let low = set & set.wrapping_neg();
-    let rest = set ^ low;
-    let mut sub = rest;
-    let mut done = rest == 0;
-    // A second cursor PREFETCH splits ahead (it wraps around harmlessly: every submask of `rest`
-    // names a record of a subset of S).
-    let mut ahead = rest;
-    for _ in 0..PREFETCH {
-        ahead = ahead.wrapping_sub(1) & rest;
-    }
-    while !done {
-        let mut len = 0;
-        while len < BLOCK && !done {
-            sub = sub.wrapping_sub(1) & rest;
-            done = sub == 0;
-            ahead = ahead.wrapping_sub(1) & rest;
-            let (xa, xb) = (ahead | low, set ^ (ahead | low));
-            prefetch(base.wrapping_add(xa as usize));
-            prefetch(base.wrapping_add(xb as usize));
-            let (a, b) = (sub | low, set ^ (sub | low));
-            // SAFETY: A and B are subsets of S, whose record exists (S indexed it above).
-            let (ra, rb) = unsafe { (&*base.add(a as usize), &*base.add(b as usize)) };
-            block[len] = Siblings {
-                a: Subset(a),
-                sa: &ra.stat,
-                b: Subset(b),
-                sb: &rb.stat,
-            };
-            len += 1;
-        }
-        model.log_psi_siblings(sp, &block[..len], &mut lps[..len]);
-        let mut kept = 0;
-        for (x, &lp) in block[..len].iter().zip(&lps[..len]) {
-            // SAFETY: as above.
-            let (ca, cb) = unsafe {
-                (
-                    &(*base.add(x.a.index())).cell,
-                    &(*base.add(x.b.index())).cell,
-                )
-            };
-            let zk = lp + ca.log_z + cb.log_z;
-            // Terms far below the running maximum (hence below the final one) cannot change
-            // the sum at double precision: leave them out of the exponentials. A term not kept
-            // is below the maximum (or -inf or NaN), so the maximum may be updated regardless.
-            zb[kept] = zk;
-            eb[kept] = lp + ca.mean_log_phi + cb.mean_log_phi;
-            kept += (zk > zmax + NEGLIGIBLE) as usize;
-            zmax = if zk > zmax { zk } else { zmax };
-            let v = lp + ca.map + cb.map;
-            if v > best {
-                best = v;
-                best_split = x.a.bits() as u32;
-            }
-            let valid = lp != f64::NEG_INFINITY
-                && ca.log_z != f64::NEG_INFINITY
-                && cb.log_z != f64::NEG_INFINITY;
-            if WIDE {
-                if valid {
-                    count += ca.count() * cb.count();
-                }
-            } else {
-                let mask = (valid as u64).wrapping_neg();
-                count += (ca.n_finite[0] & mask) as u128 * cb.n_finite[0] as u128;
-            }
-        }
-        z.extend_from_slice(&zb[..kept]);
-        e.extend_from_slice(&eb[..kept]);
-    }
-    if count == 0 {
-        return (EMPTY_CELL, 0);
-    }
-    let (sum, esum) = sum_exp_weighted(z, e, zmax);
-    (
-        Cell {
-            log_z: zmax + sum.ln(),
-            map: best,
-            mean_log_phi: esum / sum,
-            n_finite: [count as u64, (count >> 64) as u64],
-        },
-        best_split,
-    )
-}
-
-/// How many splits ahead [`solve_cluster`] prefetches.
-const PREFETCH: usize = 40;
-
-/// How many splits [`solve_cluster`] hands to the model at once.
-const BLOCK: usize = 64;
-
-/// Asks the CPU to start loading `r` into cache (a hint; no effect on results).
-#[inline(always)]
-fn prefetch<T>(r: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(r as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
-/// Terms this far below the largest (in log space) are below the rounding of the sum even with
-/// 2^31 of them (e^-60 ~ 1e-26) and are not summed.
-const NEGLIGIBLE: f64 = -60.0;
-
-/// `(sum_k exp(z_k - zmax), sum_k exp(z_k - zmax) e_k)`, with AVX2 when the CPU has it. Both
-/// paths run the same operations in the same order (four running sums, combined at the end), so
-/// the result is bit-identical on any x86-64 CPU and for any thread count.
-#[inline]
-fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
-            return unsafe { sum_exp_weighted_avx2(z, e, zmax) };
-        }
-    }
-    sum_exp_weighted_lanes(z, e, zmax)
-}
-
-/// [`sum_exp_weighted_lanes`] written with AVX2 intrinsics: lane `l` of each vector is running
-/// sum `l`, and [`crate::numeric::exp4`] performs exactly the scalar [`crate::numeric::exp`]'s operations (the
-/// compiler keeps the scalar version's per-lane code scalar, at a third of the speed).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sum_exp_weighted_avx2(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
-    use std::arch::x86_64::*;
-    let n = z.len().min(e.len());
-    let whole = n / 4 * 4;
-    let m = _mm256_set1_pd(zmax);
-    let mut acc = _mm256_setzero_pd();
-    let mut eacc = _mm256_setzero_pd();
-    let mut i = 0;
-    while i < whole {
-        // SAFETY: i + 4 <= n, so both unaligned loads are in bounds.
-        let (zs, es) = unsafe {
-            (
-                _mm256_loadu_pd(z.as_ptr().add(i)),
-                _mm256_loadu_pd(e.as_ptr().add(i)),
-            )
-        };
-        let w = crate::numeric::exp4(_mm256_sub_pd(zs, m));
-        acc = _mm256_add_pd(acc, w);
-        eacc = _mm256_add_pd(eacc, _mm256_mul_pd(w, es));
-        i += 4;
-    }
-    let mut a = [0.0f64; 4];
-    let mut ea = [0.0f64; 4];
-    // SAFETY: both arrays hold four f64.
-    unsafe {
-        _mm256_storeu_pd(a.as_mut_ptr(), acc);
-        _mm256_storeu_pd(ea.as_mut_ptr(), eacc);
-    }
-    for (l, (&zk, &ek)) in z[whole..n].iter().zip(&e[whole..n]).enumerate() {
-        let w = crate::numeric::exp(zk - zmax);
-        a[l] += w;
-        ea[l] += w * ek;
-    }
-    (
-        (a[0] + a[1]) + (a[2] + a[3]),
-        (ea[0] + ea[1]) + (ea[2] + ea[3]),
-    )
-}
-
-#[inline(always)]
-fn sum_exp_weighted_lanes(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
-    let mut acc = [0.0f64; 4];
-    let mut eacc = [0.0f64; 4];
-    let (zc, ec) = (z.chunks_exact(4), e.chunks_exact(4));
-    let (zr, er) = (zc.remainder(), ec.remainder());
-    for (zs, es) in zc.zip(ec) {
-        for l in 0..4 {
-            let w = crate::numeric::exp(zs[l] - zmax);
-            acc[l] += w;
-            eacc[l] += w * es[l];
-        }
-    }
-    for (l, (&zk, &ek)) in zr.iter().zip(er).enumerate() {
-        let w = crate::numeric::exp(zk - zmax);
-        acc[l] += w;
-        eacc[l] += w * ek;
-    }
-    (
-        (acc[0] + acc[1]) + (acc[2] + acc[3]),
-        (eacc[0] + eacc[1]) + (eacc[2] + eacc[3]),
-    )
-}
 
 #[cfg(test)]
 mod tests {
@@ -693,18 +477,72 @@ mod tests {
         assert_eq!(t.n_map_trees(&m, 1e-9).unwrap(), want);
     }
 
+    /// Every cell and MAP split of `t`, as bits.
+    fn fingerprint(t: &FullTrellis) -> Vec<[u64; 6]> {
+        t.cells
+            .iter()
+            .zip(&t.map_split)
+            .map(|(c, &a)| {
+                [
+                    c.log_z.to_bits(),
+                    c.map.to_bits(),
+                    c.mean_log_phi.to_bits(),
+                    c.n_finite[0],
+                    c.n_finite[1],
+                    a as u64,
+                ]
+            })
+            .collect()
+    }
+
+    /// Batches of clusters stepping through their splits in lockstep give every cluster's
+    /// results bit for bit as one cluster at a time, whatever the tiling: Ginkgo jets (QCD, with
+    /// forbidden clusters, and W), a model with a forbidden split, and one with many MAP ties.
     #[test]
-    fn simd_and_plain_sums_are_bit_identical() {
-        let z: Vec<f64> = (0..1003)
-            .map(|i| -((i * 7919 % 1000) as f64) * 0.037)
-            .collect();
-        let e: Vec<f64> = (0..1003).map(|i| (i as f64).sin() * 30.0).collect();
-        let a = sum_exp_weighted(&z, &e, 0.5);
-        let b = sum_exp_weighted_lanes(&z, &e, 0.5);
-        assert_eq!(a.0.to_bits(), b.0.to_bits());
-        assert_eq!(a.1.to_bits(), b.1.to_bits());
-        let want: f64 = z.iter().map(|x| (x - 0.5).exp()).sum();
-        assert!((a.0 - want).abs() < 1e-12 * want);
+    fn tiled_batches_give_the_same_bits() {
+        use crate::data::ginkgo::{generate_dataset, GinkgoParams};
+        let untiled = Tiling {
+            low_bits: 32,
+            min_size: usize::MAX,
+            max_batch: 1,
+        };
+        let check = |name: &str, n: usize, build: &dyn Fn(Tiling) -> FullTrellis| {
+            let want = fingerprint(&build(untiled));
+            for low_bits in 1..n {
+                for max_batch in [1, 2, 3, 7, 64] {
+                    let tiling = Tiling {
+                        low_bits,
+                        min_size: 2,
+                        max_batch,
+                    };
+                    assert!(
+                        fingerprint(&build(tiling)) == want,
+                        "{name}, N = {n}, {tiling:?}"
+                    );
+                }
+            }
+        };
+        let mut forbidden = false;
+        for (params, seed) in [(GinkgoParams::qcd(), 3u64), (GinkgoParams::w_jet(), 4)] {
+            for n in [6, 9, 11] {
+                let ds = generate_dataset(&params, 1, n, n, seed + n as u64, 100_000, "t").unwrap();
+                let m = ds.jets[0].model().unwrap();
+                check("ginkgo", n, &|t| {
+                    FullTrellis::build_tiled(&m, 32, t).unwrap()
+                });
+                let t = FullTrellis::build(&m).unwrap();
+                forbidden |= t.cells.iter().any(|c| c.log_z == f64::NEG_INFINITY);
+            }
+        }
+        assert!(forbidden, "some jet has a cluster with no finite tree");
+        for n in [5, 8] {
+            check("forbidden split", n, &|t| {
+                FullTrellis::build_tiled(&Toy { n }, 32, t).unwrap()
+            });
+            check("ties", n, &|t| {
+                FullTrellis::build_tiled(&BySize { n }, 32, t).unwrap()
+            });
+        }
     }
 
     #[test]

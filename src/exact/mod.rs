@@ -7,6 +7,7 @@ pub mod marginals;
 pub mod rank;
 pub mod sample;
 pub mod sparse;
+mod split_loop;
 
 pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason};
 pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
