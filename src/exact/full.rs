@@ -148,7 +148,8 @@ impl FullTrellis {
         let threads = rayon::current_num_threads();
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
-            let low_mask = if k >= tiling.min_size && n > tiling.low_bits {
+            let low_mask = if n >= tiling.min_leaves && k >= tiling.min_size && n > tiling.low_bits
+            {
                 (1u64 << tiling.low_bits) - 1
             } else {
                 u64::MAX
@@ -345,10 +346,13 @@ impl FullTrellis {
 /// A large cluster's children do not fit in the cache, and the next cluster's children were
 /// evicted by the time they are read again; in a batch, each step's children (two stretches of
 /// `2^low_bits` records) are read by every cluster of the batch while they are in the cache.
-/// Measured on the scaling config's jet, 2 cores: at N = 21 the clusters of 17 to 20 leaves went
-/// from 12-27 to 8-16 ns per split (wall clock); at 15 leaves and below batches did not help.
+/// Measured on the scaling config's jets, 2 cores: at N = 21 the clusters of 17 to 20 leaves went
+/// from 12-27 to 8-16 ns per split (wall clock); at 15 leaves and below batches did not help,
+/// nor at N = 20 (14.0 s either way), and at N = 18 (table in the L3) they cost 9 % of CPU time.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tiling {
+    /// Fewest leaves of the whole trellis for batches (below, clusters go one at a time).
+    pub(crate) min_leaves: usize,
     pub(crate) low_bits: usize,
     pub(crate) min_size: usize,
     pub(crate) max_batch: usize,
@@ -357,6 +361,7 @@ pub(crate) struct Tiling {
 impl Tiling {
     /// The measured choice.
     pub(crate) const DEFAULT: Tiling = Tiling {
+        min_leaves: 21,
         low_bits: 14,
         min_size: 16,
         max_batch: 32,
@@ -502,6 +507,7 @@ mod tests {
     fn tiled_batches_give_the_same_bits() {
         use crate::data::ginkgo::{generate_dataset, GinkgoParams};
         let untiled = Tiling {
+            min_leaves: usize::MAX,
             low_bits: 32,
             min_size: usize::MAX,
             max_batch: 1,
@@ -511,6 +517,7 @@ mod tests {
             for low_bits in 1..n {
                 for max_batch in [1, 2, 3, 7, 64] {
                     let tiling = Tiling {
+                        min_leaves: 0,
                         low_bits,
                         min_size: 2,
                         max_batch,

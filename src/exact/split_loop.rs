@@ -261,6 +261,8 @@ fn run<M: SplitModel, const WIDE: bool>(
         }
         model.log_psi_siblings(sp, &block[..len], &mut lps[..len]);
         let mut kept = 0;
+        // The block's count apart (the running one would not stay in registers).
+        let mut block_count = 0u128;
         for (x, &lp) in block[..len].iter().zip(&lps[..len]) {
             // SAFETY: as above.
             let (ca, cb) = unsafe {
@@ -287,13 +289,14 @@ fn run<M: SplitModel, const WIDE: bool>(
                 && cb.log_z != f64::NEG_INFINITY;
             if WIDE {
                 if valid {
-                    count += ca.count() * cb.count();
+                    block_count += ca.count() * cb.count();
                 }
             } else {
                 let mask = (valid as u64).wrapping_neg();
-                count += (ca.n_finite[0] & mask) as u128 * cb.n_finite[0] as u128;
+                block_count += (ca.n_finite[0] & mask) as u128 * cb.n_finite[0] as u128;
             }
         }
+        count += block_count;
         z.extend_from_slice(&zb[..kept]);
         e.extend_from_slice(&eb[..kept]);
     }
