@@ -54,7 +54,7 @@ pub struct TrellisCost {
 pub const NS_PER_SPLIT_IN_CACHE: f64 = 14.0;
 
 /// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores
-/// (1,266 s of wall time for 1.41e11 splits, with large clusters in batches, [`Tiling`]).
+/// (1,262 s of wall time for 1.41e11 splits, with large clusters in batches, [`Tiling`]).
 pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 18.0;
 
 impl TrellisCost {
