@@ -130,22 +130,14 @@ pub(super) fn solve_batch<M: SplitModel>(
     };
     // A child of at most 18 leaves has at most 33!! < 2^64 trees: below 20 leaves every
     // count fits in 64 bits, and the product of two in 128.
-    if first.len() < 20 {
-        solve_batch_counts::<M, false>(model, records, batch, low_mask, scratch)
-    } else {
-        solve_batch_counts::<M, true>(model, records, batch, low_mask, scratch)
-    }
-}
-
-/// [`solve_batch`] for children whose finite-tree counts may need more than 64 bits (`WIDE`)
-/// or not.
-fn solve_batch_counts<M: SplitModel, const WIDE: bool>(
-    model: &M,
-    records: &[Record<M::Stat>],
-    batch: &[Subset],
-    low_mask: u64,
-    scratch: &mut Scratch,
-) -> Vec<(Cell, u32)> {
+    let wide = first.len() >= 20;
+    let visit = |s: Subset, h: u64, rest_low: u64, first: u64, x: &mut ClusterSums| {
+        if wide {
+            run::<M, true>(model, records, s, h, rest_low, first, x);
+        } else {
+            run::<M, false>(model, records, s, h, rest_low, first, x);
+        }
+    };
     let high = batch[0].bits() & !low_mask;
     let tiled = batch.iter().all(|s| {
         let b = s.bits();
@@ -164,7 +156,7 @@ fn solve_batch_counts<M: SplitModel, const WIDE: bool>(
             .map(|&s| {
                 let rest = s.bits() & !(s.bits() & s.bits().wrapping_neg());
                 x.reset();
-                run::<M, WIDE>(model, records, s, 0, rest, rest.wrapping_sub(1) & rest, x);
+                visit(s, 0, rest, rest.wrapping_sub(1) & rest, x);
                 x.finish()
             })
             .collect();
@@ -183,10 +175,10 @@ fn solve_batch_counts<M: SplitModel, const WIDE: bool>(
             if h == high {
                 if rest_low != 0 {
                     let first = rest_low.wrapping_sub(1) & rest_low;
-                    run::<M, WIDE>(model, records, s, h, rest_low, first, x);
+                    visit(s, h, rest_low, first, x);
                 }
             } else {
-                run::<M, WIDE>(model, records, s, h, rest_low, rest_low, x);
+                visit(s, h, rest_low, rest_low, x);
             }
         }
         if h == 0 {
