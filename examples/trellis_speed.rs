@@ -1,17 +1,21 @@
-//! Times the full trellis (log Z + MAP + finite-tree count + entropy) on the generated W jet that
-//! `configs/scaling.toml` uses for each N (seed 22 + N), and prints each result's bits so that
-//! two builds can be compared bit for bit.
+//! Times the full trellis (log Z + MAP + finite-tree count + entropy), or with `--map` the
+//! MAP-only trellis ([`MapTrellis`]: the same MAP, splits skipped by the model's bound), on the
+//! generated W jet that `configs/scaling.toml` uses for each N (seed 22 + N), and prints each
+//! result's bits so that two builds (or the two trellises) can be compared bit for bit.
 //!
-//! `cargo run --release --example trellis_speed [N ...]` (default 16 18 20)
+//! `cargo run --release --example trellis_speed [--map] [N ...]` (default 16 18 20)
 
 use std::time::Instant;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
-use trellis_lab::exact::FullTrellis;
+use trellis_lab::exact::{FullTrellis, MapTrellis};
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("sizes are integers"))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let map_only = args.iter().any(|a| a == "--map");
+    let sizes: Vec<usize> = args
+        .iter()
+        .filter(|a| *a != "--map")
+        .map(|a| a.parse().expect("sizes are integers (options: --map)"))
         .collect();
     let sizes = if sizes.is_empty() {
         vec![16, 18, 20]
@@ -31,10 +35,22 @@ fn main() {
         )
         .expect("the generator makes a jet of this size");
         let m = ds.jets[0].model().unwrap();
+        let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - 2f64.powi(n as i32);
         let t0 = Instant::now();
+        if map_only {
+            let t = MapTrellis::build_with_limit(&m, 30).unwrap();
+            let s = t0.elapsed().as_secs_f64();
+            println!(
+                "N = {n}: {s:.3} s, {:.3e} splits/s; MAP {:016x} ({:.6}); scored {:.2} % of the splits",
+                splits / s,
+                t.map_log_likelihood().to_bits(),
+                t.map_log_likelihood(),
+                100.0 * t.splits_scored() as f64 / t.splits_visited() as f64,
+            );
+            continue;
+        }
         let t = FullTrellis::build_with_limit(&m, 26).unwrap();
         let s = t0.elapsed().as_secs_f64();
-        let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - 2f64.powi(n as i32);
         println!(
             "N = {n}: {s:.3} s, {:.3e} splits/s; log Z {:016x} ({:.6}), MAP {:016x} ({:.6}), count {}, entropy {:016x}",
             splits / s,

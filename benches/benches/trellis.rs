@@ -1,5 +1,7 @@
 //! Criterion benchmarks of the exact trellis on single Ginkgo jets: log Z + MAP + finite-tree
-//! count + entropy at N = 8 to 18; the outside pass (all cluster marginals) and posterior
+//! count + entropy at N = 8 to 18; the MAP-only trellis (`map_trellis`, the same MAP, splits
+//! skipped by the Ginkgo bound) at N = 12 to 18, each beside the full trellis of the same jet in
+//! the same run; the outside pass (all cluster marginals) and posterior
 //! sampling; and same-run baselines (brute-force enumeration of all trees at N = 8, beam search,
 //! greedy). N = 20 and 22 are measured by `configs/scaling.toml` (one run each).
 //!
@@ -8,7 +10,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
-use trellis_lab::exact::{FullTrellis, Marginals, PosteriorSampler, SparseTrellis};
+use trellis_lab::exact::{FullTrellis, MapTrellis, Marginals, PosteriorSampler, SparseTrellis};
 use trellis_lab::search::{
     beam_search, beam_search_all, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
 };
@@ -41,6 +43,21 @@ fn trellis(c: &mut Criterion) {
                     t.map_log_likelihood(),
                     t.n_trees_finite(),
                 ))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn map_trellis(c: &mut Criterion) {
+    let mut g = c.benchmark_group("map_trellis");
+    g.sample_size(10);
+    for n in [12usize, 14, 16, 18] {
+        let m = jet_with(n).model().unwrap();
+        g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter(|| {
+                let t = MapTrellis::build(black_box(m)).unwrap();
+                black_box((t.map_log_likelihood(), t.map_tree()))
             })
         });
     }
@@ -167,5 +184,5 @@ fn baselines(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, trellis, queries, sparse, baselines);
+criterion_group!(benches, trellis, map_trellis, queries, sparse, baselines);
 criterion_main!(benches);

@@ -368,9 +368,33 @@ impl Tiling {
     };
 }
 
+/// One cluster at a time (for tests: the reference every tiling must match bit for bit).
+#[cfg(test)]
+pub(super) const UNTILED: Tiling = Tiling {
+    min_leaves: usize::MAX,
+    low_bits: 32,
+    min_size: usize::MAX,
+    max_batch: 1,
+};
+
+/// Every tiling the tests try over `n` leaves: low bits 1..n-1, batches of 1, 2, 3, 7 and 64.
+#[cfg(test)]
+pub(super) fn test_tilings(n: usize) -> Vec<Tiling> {
+    (1..n)
+        .flat_map(|low_bits| {
+            [1, 2, 3, 7, 64].map(|max_batch| Tiling {
+                min_leaves: 0,
+                low_bits,
+                min_size: 2,
+                max_batch,
+            })
+        })
+        .collect()
+}
+
 /// Cuts a layer (in `Subset::of_size` order) into runs of at most `cap` consecutive clusters
 /// with the same bits outside `low_mask` (a cluster with no bit inside it goes alone).
-fn batches(layer: &[Subset], low_mask: u64, cap: usize) -> Vec<std::ops::Range<usize>> {
+pub(super) fn batches(layer: &[Subset], low_mask: u64, cap: usize) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=layer.len() {
@@ -506,27 +530,13 @@ mod tests {
     #[test]
     fn tiled_batches_give_the_same_bits() {
         use crate::data::ginkgo::{generate_dataset, GinkgoParams};
-        let untiled = Tiling {
-            min_leaves: usize::MAX,
-            low_bits: 32,
-            min_size: usize::MAX,
-            max_batch: 1,
-        };
         let check = |name: &str, n: usize, build: &dyn Fn(Tiling) -> FullTrellis| {
-            let want = fingerprint(&build(untiled));
-            for low_bits in 1..n {
-                for max_batch in [1, 2, 3, 7, 64] {
-                    let tiling = Tiling {
-                        min_leaves: 0,
-                        low_bits,
-                        min_size: 2,
-                        max_batch,
-                    };
-                    assert!(
-                        fingerprint(&build(tiling)) == want,
-                        "{name}, N = {n}, {tiling:?}"
-                    );
-                }
+            let want = fingerprint(&build(UNTILED));
+            for tiling in test_tilings(n) {
+                assert!(
+                    fingerprint(&build(tiling)) == want,
+                    "{name}, N = {n}, {tiling:?}"
+                );
             }
         };
         let mut forbidden = false;

@@ -3,6 +3,7 @@
 pub mod astar;
 pub mod bounds;
 pub mod full;
+pub mod map_trellis;
 pub mod marginals;
 pub mod rank;
 pub mod sample;
@@ -12,6 +13,7 @@ mod split_loop;
 pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason};
 pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
 pub use full::{FullTrellis, TrellisCost};
+pub use map_trellis::MapTrellis;
 pub use marginals::{cluster_marginal, Marginals};
 pub use sample::PosteriorSampler;
 pub use sparse::{SparseResult, SparseTrellis};
@@ -21,7 +23,7 @@ pub use sparse::{SparseResult, SparseTrellis};
 pub enum ExactError {
     /// The instance is too large for the full trellis.
     #[error(
-        "N = {n} leaves is above the exact-trellis limit of {limit}: the full trellis would need about {} of memory and {:.1e} split evaluations, ~{} on 2 cores at the measured {:.0} ns per split and core (time grows 3x and memory 2x per leaf); use beam search, greedy or A* (`exact::astar`) for this instance, or raise the limit (config key `max_exact_leaves`) if the machine has the memory",
+        "N = {n} leaves is above the exact-trellis limit of {limit}: the full trellis would need about {} of memory and {:.1e} split evaluations, ~{} on 2 cores at the measured {:.0} ns per split and core (time grows 3x and memory 2x per leaf); use beam search, greedy or A* (`exact::astar`) for this instance, the MAP-only trellis (`exact::MapTrellis`, config key `map_trellis`) for its exact MAP alone (about 7 min and 1 GiB at N = 24), or raise the limit (config key `max_exact_leaves`) if the machine has the memory",
         human_bytes(.cost.bytes), .cost.splits, human_seconds(.cost.seconds), .cost.ns_per_split
     )]
     TooManyLeaves {

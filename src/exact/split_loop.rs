@@ -295,15 +295,16 @@ fn run<M: SplitModel, const WIDE: bool>(
     (x.zmax, x.best, x.best_split, x.count) = (zmax, best, best_split, count);
 }
 
-/// How many splits ahead [`solve_cluster`] prefetches.
-const PREFETCH: usize = 40;
+/// How many splits ahead a cluster's loop prefetches both children's records (here and in the
+/// MAP-only trellis).
+pub(super) const PREFETCH: usize = 40;
 
-/// How many splits [`solve_cluster`] hands to the model at once.
+/// How many splits a cluster's loop hands to the model at once.
 const BLOCK: usize = 64;
 
 /// Asks the CPU to start loading `r` into cache (a hint; no effect on results).
 #[inline(always)]
-fn prefetch<T>(r: *const T) {
+pub(super) fn prefetch<T>(r: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint and never faults, whatever the address.
     unsafe {

@@ -301,6 +301,40 @@ impl SplitModel for GinkgoModel {
         );
     }
 
+    /// `c + g1 + (-1 - log t_lo)`: `split_parts`' head as it is (one multiplication), and in
+    /// place of the smaller child's `g(tp2, t_lo) = log λ - log tp2 - λ t_lo / tp2` its maximum
+    /// over `tp2 > 0`, reached at `tp2 = λ t_lo`: with `x = λ t_lo / tp2`,
+    /// `g = -1 - log t_lo - (x - 1 - log x) <= -1 - log t_lo`. A leaf's factor (the probability
+    /// of not splitting, `log1mexp(·)`) is at most 0. The branches are `split_parts`' own, so
+    /// the bound holds for any statistics, NaN included.
+    #[inline(always)]
+    fn log_psi_upper<'a>(
+        &'a self,
+        parent: Subset,
+        p: &'a GinkgoStat,
+    ) -> impl Fn(&GinkgoStat, &GinkgoStat) -> f64 + 'a {
+        let forbidden = p.t.is_nan() || p.t < self.t_cut;
+        let root = parent == Subset::full(self.leaves.len());
+        let r = if root { &self.rates[1] } else { &self.rates[0] };
+        // `split_parts`' grouping: g1 = (log λ - log tp1) - t_hi (λ / tp1).
+        // A forbidden parent (t(P) below the cut or NaN): every split is -inf.
+        let (constant, c_head, lam_tp1) = if forbidden {
+            (f64::NEG_INFINITY, 0.0, 0.0)
+        } else {
+            (r.constant, r.log_lambda - p.log_t, r.lambda / p.t)
+        };
+        move |a: &GinkgoStat, b: &GinkgoStat| {
+            let (hi, lo) = if a.t >= b.t { (a, b) } else { (b, a) };
+            let g1 = if hi.t > 0.0 {
+                c_head - hi.t * lam_tp1
+            } else {
+                0.0
+            };
+            let g2 = if lo.t > 0.0 { -1.0 - lo.log_t } else { 0.0 };
+            constant + g1 + g2
+        }
+    }
+
     fn log_psi_siblings(
         &self,
         parent: &GinkgoStat,

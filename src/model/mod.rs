@@ -83,6 +83,21 @@ pub trait SplitModel: Sync {
         }
     }
 
+    /// An upper bound on `log psi(A, B)` for the splits of `parent`, as a function of the
+    /// children's statistics: much cheaper than [`SplitModel::log_psi_with`] (no logarithm, no
+    /// division; the parent's part is computed once here), or `+inf` when the model has none
+    /// (the default). The MAP-only trellis ([`crate::exact::MapTrellis`]) skips a split whose
+    /// bound plus its children's MAP values is below the best split found so far. Contract:
+    /// for every split `(A, B)` of `parent`, `bound(sa, sb)` is never below `log_psi_with` by
+    /// more than rounding (relative 1e-12), and `-inf` only where `log_psi_with` is `-inf`.
+    fn log_psi_upper<'a>(
+        &'a self,
+        _parent: Subset,
+        _sp: &'a Self::Stat,
+    ) -> impl Fn(&Self::Stat, &Self::Stat) -> f64 + 'a {
+        |_: &Self::Stat, _: &Self::Stat| f64::INFINITY
+    }
+
     /// `log psi(A, B)` for disjoint non-empty clusters `A` and `B`.
     fn log_psi(&self, a: Subset, b: Subset) -> f64 {
         let sa = self.stat(a);
