@@ -8,6 +8,9 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Issue 14's time budget per jet, in seconds.
+const ISSUE_SECONDS: f64 = 600.0;
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -47,10 +50,19 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         .map(|c| c.map(|c| c as f64))
         .collect();
     let gap = f64_column(&t, "gap")?;
-    let certified: Vec<(f64, f64)> = by_n(&n, &cert)
+    let share = |v: &[Option<f64>]| -> Vec<(f64, f64)> {
+        by_n(&n, v)
+            .into_iter()
+            .map(|(n, c)| (n as f64, c.iter().sum::<f64>() / c.len() as f64))
+            .collect()
+    };
+    let certified = share(&cert);
+    // 1 where the exact MAP is known (A* certified it, or a trellis ran), else 0.
+    let exact: Vec<Option<f64>> = f64_column(&t, "exact_map")?
         .into_iter()
-        .map(|(n, c)| (n as f64, c.iter().sum::<f64>() / c.len() as f64))
+        .map(|v| Some(v.is_some_and(f64::is_finite) as u8 as f64))
         .collect();
+    let exact = share(&exact);
     let budget = format!(
         "budget {} s, {} GiB per jet",
         cfg.astar.max_seconds, cfg.astar.max_gib
@@ -64,6 +76,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             series: vec![
                 series("A* (H_G bound)", certified.clone(), false, true),
                 series(
+                    &format!(
+                        "A* or MAP-only trellis (N <= {})",
+                        cfg.astar.map_trellis_max_leaves
+                    ),
+                    exact,
+                    true,
+                    true,
+                ),
+                series(
                     "",
                     certified
                         .first()
@@ -73,7 +94,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                     false,
                 ),
             ],
-            title: format!("A* on Ginkgo jets: share certified ({budget})"),
+            title: format!("Exact MAP on Ginkgo jets: share certified (A*: {budget})"),
             x_label: "number of leaves N".into(),
             y_label: "share of jets with a certified MAP".into(),
             log_y: false,
@@ -91,6 +112,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     for (m, label) in [
         ("astar", "A*, median"),
         ("full_trellis", "full trellis (MAP + log Z), median"),
+        ("map_trellis", "MAP-only trellis, median"),
         ("beam", "beam search, median"),
     ] {
         let (mn, ms): (Vec<Option<u64>>, Vec<Option<f64>>) = tn
@@ -113,13 +135,21 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         true,
         false,
     ));
+    if cfg.astar.max_seconds != ISSUE_SECONDS {
+        time_series.push(series(
+            "the issue's 10 minutes per jet",
+            xs.iter().map(|&x| (x, ISSUE_SECONDS)).collect(),
+            true,
+            false,
+        ));
+    }
     save_chart(
         &out.join("astar_time"),
         1000,
         700,
         &LineChart {
             series: time_series,
-            title: "A* on Ginkgo jets: wall time per jet".into(),
+            title: "Exact MAP on Ginkgo jets: wall time per jet".into(),
             x_label: "number of leaves N".into(),
             y_label: "wall time (s), log scale".into(),
             log_y: true,
@@ -133,6 +163,18 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             .map(|(&n, v)| (n as f64, f(&mut v.clone())))
             .collect()
     };
+    // Where the exact MAP is known, how much of the gap is the upper bound's looseness.
+    let ub = f64_column(&t, "upper_bound")?;
+    let exact_map = f64_column(&t, "exact_map")?;
+    let slack: Vec<Option<f64>> = ub
+        .iter()
+        .zip(&exact_map)
+        .map(|(u, e)| Some(u.zip(*e).map_or(f64::NAN, |(u, e)| u - e)).filter(|v| v.is_finite()))
+        .collect();
+    let slack: Vec<(f64, f64)> = by_n(&n, &slack)
+        .into_iter()
+        .map(|(n, mut v)| (n as f64, median(&mut v)))
+        .collect();
     save_chart(
         &out.join("astar_gap"),
         1000,
@@ -144,6 +186,12 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                     "largest",
                     pts(&|v| v.iter().copied().fold(f64::NAN, f64::max)),
                     true,
+                    true,
+                ),
+                series(
+                    "upper bound − exact MAP (trellis), median",
+                    slack,
+                    false,
                     true,
                 ),
             ],

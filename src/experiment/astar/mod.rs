@@ -2,8 +2,9 @@
 //! growing size, with certificates. Per jet: certified or not, the A* tree's log-likelihood and
 //! the upper bound on the MAP (their gap), the work (walks, clusters expanded, splits scored,
 //! trellis nodes, peak bytes, seconds), beam search, greedy and the beam-seeded sparse trellis
-//! with their gap to the MAP (an interval when the MAP is not certified), and the full trellis's
-//! MAP and time as a reference for small N.
+//! with their gap to the MAP (an interval when the MAP is not certified), and the exact MAP of
+//! the MAP-only trellis ([`crate::exact::MapTrellis`], N up to `map_trellis_max_leaves`) and the
+//! full trellis (N up to `full_trellis_max_leaves`) with their times.
 //!
 //! Config: `[jets]` (the generator's settings, `source = "generate"`, no `n_jets` and no leaf
 //! range: the sizes come from `[astar]`) and `[astar]` ([`AstarSection`]). Outputs:
@@ -64,6 +65,10 @@ pub struct AstarSection {
     /// The full trellis runs as a reference for N up to this (default 20, at most 24).
     #[serde(default = "twenty")]
     pub full_trellis_max_leaves: usize,
+    /// The MAP-only trellis ([`crate::exact::MapTrellis`]) certifies the MAP for N up to this
+    /// (default 22, at most 26).
+    #[serde(default = "twenty_two")]
+    pub map_trellis_max_leaves: usize,
 }
 
 fn three() -> usize {
@@ -80,6 +85,9 @@ fn sixty_four() -> usize {
 }
 fn twenty() -> usize {
     20
+}
+fn twenty_two() -> usize {
+    22
 }
 
 impl Experiment for Astar {
@@ -129,6 +137,9 @@ impl Experiment for Astar {
         if s.splits_kept == 0 {
             return Err("astar.splits_kept must be at least 1 (e.g. 64)".into());
         }
+        if s.map_trellis_max_leaves > 26 {
+            return Err("astar.map_trellis_max_leaves must be at most 26 (the MAP-only trellis at N = 26 takes hours and about 6 GiB)".into());
+        }
         if s.full_trellis_max_leaves > 24 {
             return Err("astar.full_trellis_max_leaves must be at most 24 (the full trellis at N = 24 takes about an hour and 2 GiB)".into());
         }
@@ -171,11 +182,17 @@ pub const BASELINES: [&str; 3] = ["beam", "greedy", "sparse"];
 /// The numbers `check` reads from `astar.parquet`:
 /// - `astar.jets`, `astar.certified_fraction`, and per N `astar.n<N>.certified_fraction`,
 ///   `.median_gap` and `.max_gap` (upper bound − log-likelihood, 0 when certified);
-/// - `astar.sound_fraction`: the share of jets with a full-trellis MAP whose certificate holds
-///   (`LB <= MAP <= UB`, and `certified ⇒ LB = MAP`, to 1e-9 relative);
+/// - `astar.sound_fraction`: the share of jets with a trellis MAP (the full trellis's, else the
+///   MAP-only trellis's) whose certificate holds (`LB <= MAP <= UB`, and `certified ⇒ LB = MAP`,
+///   to 1e-9 relative);
+/// - `astar.map_trellis.agrees_fraction`: the share of jets with both trellises whose MAP values
+///   are equal bit for bit;
+/// - `astar.exact_fraction` and per N `astar.n<N>.exact_fraction`: the share of jets with a
+///   certified exact MAP, by A* or a trellis;
 /// - `astar.<m>.below_map_fraction` for beam, greedy and sparse: the share of jets where the
-///   method's log-likelihood is at most A*'s upper bound, and `astar.<m>.mean_gap_min`, the mean
-///   of `LB − <m>` (the gap to the MAP when certified);
+///   method's log-likelihood is at most A*'s upper bound, `astar.<m>.mean_gap_min`, the mean
+///   of `LB − <m>` (the gap to the MAP when certified), and `astar.<m>.mean_gap`, the mean
+///   distance below the exact MAP over the jets where it is known;
 /// - `astar.mean_log_likelihood` over all jets.
 pub fn measures(results: &Results) -> Result<Vec<Measure>> {
     let t = results.table("astar")?;
@@ -224,19 +241,55 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
             gaps.last().copied().unwrap_or(f64::NAN),
         ));
     }
-    let with_full: Vec<usize> = (0..rows).filter(|&i| get(&full, i).is_finite()).collect();
-    let sound = with_full
+    let map_trellis = f64_column(&t, "map_trellis")?;
+    let exact = f64_column(&t, "exact_map")?;
+    // The trellises' MAP (the full one's, else the MAP-only one's) checks A*'s certificates.
+    let reference = |i: usize| {
+        let f = get(&full, i);
+        if f.is_finite() {
+            f
+        } else {
+            get(&map_trellis, i)
+        }
+    };
+    let with_ref: Vec<usize> = (0..rows).filter(|&i| reference(i).is_finite()).collect();
+    let sound = with_ref
         .iter()
         .filter(|&&i| {
-            let (f, lb, u) = (get(&full, i), get(&ll, i), get(&ub, i));
+            let (f, lb, u) = (reference(i), get(&ll, i), get(&ub, i));
             lb <= f + tol(f) && f <= u + tol(f) && (!certified(i) || (lb - f).abs() <= tol(f))
         })
         .count();
     out.push(Measure::new(
         "astar.sound_fraction",
-        "A*: share of jets with a full-trellis MAP inside the certified interval",
-        frac(sound, with_full.len()),
+        "A*: share of jets with a trellis MAP inside the certified interval",
+        frac(sound, with_ref.len()),
     ));
+    let both: Vec<usize> = (0..rows)
+        .filter(|&i| get(&full, i).is_finite() && get(&map_trellis, i).is_finite())
+        .collect();
+    let agree = both
+        .iter()
+        .filter(|&&i| get(&full, i).to_bits() == get(&map_trellis, i).to_bits())
+        .count();
+    out.push(Measure::new(
+        "astar.map_trellis.agrees_fraction",
+        "MAP-only trellis: share of jets whose MAP equals the full trellis's bit for bit",
+        frac(agree, both.len()),
+    ));
+    let has_exact = |i: usize| get(&exact, i).is_finite();
+    out.push(Measure::new(
+        "astar.exact_fraction",
+        "share of jets with a certified exact MAP (A* or a trellis)",
+        frac((0..rows).filter(|&i| has_exact(i)).count(), rows),
+    ));
+    for (size, idx) in &by_n {
+        out.push(Measure::new(
+            format!("astar.n{size}.exact_fraction"),
+            format!("N = {size}: share of jets with a certified exact MAP (A* or a trellis)"),
+            frac(idx.iter().filter(|&&i| has_exact(i)).count(), idx.len()),
+        ));
+    }
     for m in BASELINES {
         let x = f64_column(&t, &format!("{m}_log_likelihood"))?;
         let below = (0..rows)
@@ -252,6 +305,15 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
             format!("astar.{m}.mean_gap_min"),
             format!("{m}: mean of A*'s log-likelihood − {m}'s (the gap to the MAP when certified)"),
             gaps.iter().sum::<f64>() / rows.max(1) as f64,
+        ));
+        let exact_gaps: Vec<f64> = f64_column(&t, &format!("{m}_gap"))?
+            .into_iter()
+            .flatten()
+            .collect();
+        out.push(Measure::new(
+            format!("astar.{m}.mean_gap"),
+            format!("{m}: mean distance below the exact MAP, over jets where it is known"),
+            exact_gaps.iter().sum::<f64>() / exact_gaps.len().max(1) as f64,
         ));
     }
     out.push(Measure::new(

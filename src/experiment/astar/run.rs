@@ -1,10 +1,12 @@
 //! The astar run: generated jets per N, one journalled job per jet (beam search, greedy, the
-//! beam-seeded sparse trellis, A* seeded with their trees, the full trellis for small N);
-//! `astar.parquet` and `times.parquet`.
+//! beam-seeded sparse trellis, A* seeded with their trees, the MAP-only trellis and the full
+//! trellis for small enough N); `astar.parquet` and `times.parquet`.
 
 use super::{AstarConfig, AstarSection, BASELINES};
 use crate::data::ginkgo::{generate_dataset, Jet};
-use crate::exact::{astar, AstarOptions, Budget, FullTrellis, GinkgoBound, SparseTrellis};
+use crate::exact::{
+    astar, AstarOptions, Budget, FullTrellis, GinkgoBound, MapTrellis, SparseTrellis,
+};
 use crate::experiment::jobs::Mode;
 use crate::experiment::kind::RunContext;
 use crate::experiment::table::Table;
@@ -37,6 +39,23 @@ pub struct Row {
     baselines: [(f64, f64); 3],
     /// The full trellis's MAP and seconds (N small enough), else NaN.
     full: (f64, f64),
+    /// The MAP-only trellis's MAP, seconds and share of splits scored (N small enough), else
+    /// NaN.
+    map_trellis: (f64, f64, f64),
+}
+
+/// The exact MAP of a jet and what certified it: A* (certified), else the MAP-only trellis,
+/// else the full trellis; `None` when nothing did.
+fn exact_map(r: &Row) -> Option<(f64, &'static str)> {
+    if r.certified {
+        Some((r.log_likelihood, "astar"))
+    } else if r.map_trellis.0.is_finite() {
+        Some((r.map_trellis.0, "map_trellis"))
+    } else if r.full.0.is_finite() {
+        Some((r.full.0, "full_trellis"))
+    } else {
+        None
+    }
 }
 
 fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
@@ -88,6 +107,13 @@ fn solve(jet: &Jet, s: &AstarSection) -> Result<Row> {
     } else {
         (f64::NAN, f64::NAN)
     };
+    let map_trellis = if n <= s.map_trellis_max_leaves {
+        let (t, secs) = timed(|| Ok(MapTrellis::build_with_limit(&m, s.map_trellis_max_leaves)?))?;
+        let scored = t.splits_scored() as f64 / t.splits_visited().max(1) as f64;
+        (t.map_log_likelihood(), secs, scored)
+    } else {
+        (f64::NAN, f64::NAN, f64::NAN)
+    };
     let secs = [beam_s, greedy_s, sparse_s];
     Ok(Row {
         n,
@@ -104,6 +130,7 @@ fn solve(jet: &Jet, s: &AstarSection) -> Result<Row> {
         seconds: r.stats.seconds,
         baselines: std::array::from_fn(|k| (trees[k].log_likelihood(&m), secs[k])),
         full,
+        map_trellis,
     })
 }
 
@@ -173,13 +200,46 @@ pub fn run(cfg: &AstarConfig, ctx: &mut RunContext) -> Result<()> {
                 &f(&|r| r.upper_bound - r.baselines[k].0),
             );
     }
-    let full_map: Vec<Option<f64>> = rows
-        .iter()
-        .map(|r| r.full.0.is_finite().then_some(r.full.0))
-        .collect();
-    table
+    let finite = |v: f64| v.is_finite().then_some(v);
+    let full_map: Vec<Option<f64>> = rows.iter().map(|r| finite(r.full.0)).collect();
+    let exact: Vec<Option<(f64, &str)>> = rows.iter().map(|r| exact_map(r)).collect();
+    table = table
         .f64("full_map", &full_map)
-        .write_parquet(&ctx.path("astar.parquet"))?;
+        .f64(
+            "map_trellis",
+            &rows
+                .iter()
+                .map(|r| finite(r.map_trellis.0))
+                .collect::<Vec<_>>(),
+        )
+        .f64(
+            "map_trellis_scored",
+            &rows
+                .iter()
+                .map(|r| finite(r.map_trellis.2))
+                .collect::<Vec<_>>(),
+        )
+        .f64(
+            "exact_map",
+            &exact.iter().map(|e| e.map(|e| e.0)).collect::<Vec<_>>(),
+        )
+        .str(
+            "exact_by",
+            &exact
+                .iter()
+                .map(|e| e.map_or("none", |e| e.1).to_string())
+                .collect::<Vec<_>>(),
+        );
+    for (k, m) in BASELINES.iter().enumerate() {
+        // The method's distance below the exact MAP, where that is known.
+        let gaps: Vec<Option<f64>> = rows
+            .iter()
+            .zip(&exact)
+            .map(|(r, e)| e.map(|e| e.0 - r.baselines[k].0))
+            .collect();
+        table = table.f64(&format!("{m}_gap"), &gaps);
+    }
+    table.write_parquet(&ctx.path("astar.parquet"))?;
 
     // Wall seconds in long form (one row per jet and method).
     let (mut n, mut jet, mut method, mut secs) = (vec![], vec![], vec![], vec![]);
@@ -197,6 +257,7 @@ pub fn run(cfg: &AstarConfig, ctx: &mut RunContext) -> Result<()> {
             push(m, r.baselines[i].1);
         }
         push("full_trellis", r.full.1);
+        push("map_trellis", r.map_trellis.1);
     }
     Table::new()
         .u64("n_leaves", &n)

@@ -24,7 +24,15 @@ fn smoke_config_reproduces_the_accepted_run() {
         let (a, f) = (a.unwrap(), f.unwrap());
         assert!((a - f).abs() <= 1e-9 * f.abs().max(1.0), "{a} vs {f}");
     }
-    assert!(assert_checks_pass(&res) >= 5);
+    // The MAP-only trellis gives the full trellis's MAP bit for bit, and every jet's exact MAP
+    // is known.
+    let map = f64_column(&df, "map_trellis").unwrap();
+    let exact = f64_column(&df, "exact_map").unwrap();
+    for ((m, f), e) in map.iter().zip(&full).zip(&exact) {
+        assert_eq!(m.unwrap().to_bits(), f.unwrap().to_bits());
+        assert!(e.is_some());
+    }
+    assert!(assert_checks_pass(&res) >= 8);
 }
 
 const HEAD: &str = "[experiment]\nkind = \"astar\"\nname = \"a\"\nseed = 1\n";
@@ -48,6 +56,7 @@ fn bad_sections_are_one_line_errors_naming_the_key() {
         (format!("{generate}{sizes}max_gib = -1\n"), "astar.max_gib".into()),
         (format!("{generate}{sizes}splits_kept = 0\n"), "astar.splits_kept".into()),
         (format!("{generate}{sizes}full_trellis_max_leaves = 30\n"), "full_trellis_max_leaves".into()),
+        (format!("{generate}{sizes}map_trellis_max_leaves = 27\n"), "map_trellis_max_leaves".into()),
         (format!("{generate}{sizes}budget = 3\n"), "unknown field".into()),
     ] {
         let err = config_error(&format!("{HEAD}{body}"));
