@@ -284,6 +284,7 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
     for jet in &ds.jets {
         let methods = MethodsSection {
             trellis: jet.n_leaves <= max_exact_leaves,
+            map_trellis: false,
             max_exact_leaves,
             beam: true,
             beam_size,

@@ -51,7 +51,21 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                 std_m[a][b] = std[i];
             }
         }
-        let (lo, hi) = cfg.jets.leaf_range();
+        // Generated jets: the config's range and seed; a user's file: the range found in it.
+        let about = if cfg.jets.source == super::DataSource::Generate {
+            let (lo, hi) = cfg.jets.leaf_range();
+            format!("with {lo}..={hi} leaves (seed {seed})")
+        } else {
+            let n = u64_column(&jets, "n_leaves")?;
+            let (lo, hi) = (n.iter().flatten().min(), n.iter().flatten().max());
+            let file = cfg.jets.path.as_deref().and_then(|p| p.file_name());
+            format!(
+                "of {} with {}..={} leaves",
+                file.map_or("the input file".into(), |f| f.to_string_lossy().to_string()),
+                lo.unwrap_or(&0),
+                hi.unwrap_or(&0)
+            )
+        };
         let (title, paper_text) = match paper3 {
             [Some(a), Some(b), Some(c)] => (
                 "Table 1: log-likelihood difference, row − column",
@@ -65,7 +79,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             std: std_m,
             title: title.into(),
             caption: format!(
-                "mean ± std over {n_jets} jets with {lo}..={hi} leaves (seed {seed}){paper_text}"
+                "mean ± std over {n_jets} jets {about}{paper_text}"
             ),
         };
         save_chart(&out.join("table1"), 1100, 600, &chart)?;

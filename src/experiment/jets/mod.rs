@@ -57,12 +57,12 @@ impl Experiment for Jets {
         cfg.jets.validate(true)?;
         cfg.methods.validate()?;
         let (_, hi) = cfg.jets.leaf_range();
-        if cfg.methods.trellis
+        if (cfg.methods.trellis || cfg.methods.map_trellis)
             && cfg.jets.source == DataSource::Generate
             && hi > cfg.methods.max_exact_leaves
         {
             return Err(format!(
-                "jets.max_leaves = {hi} exceeds methods.max_exact_leaves = {}: lower max_leaves, raise max_exact_leaves, or set methods.trellis = false",
+                "jets.max_leaves = {hi} exceeds methods.max_exact_leaves = {}: lower max_leaves, raise max_exact_leaves, or set methods.trellis = false (and methods.map_trellis = false)",
                 cfg.methods.max_exact_leaves
             ));
         }

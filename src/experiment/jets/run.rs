@@ -44,10 +44,18 @@ impl JetScores {
 
 /// Checks that the exact trellis can run on every jet, before any work starts.
 pub fn check_exact_limits(jets: &[Jet], methods: &MethodsSection) -> Result<()> {
-    if !methods.trellis {
+    if !methods.trellis && !methods.map_trellis {
         return Ok(());
     }
     if let Some(j) = jets.iter().max_by_key(|j| j.n_leaves) {
+        if j.n_leaves > methods.max_exact_leaves && !methods.trellis {
+            bail!(
+                "jet {:?} has {} leaves, above methods.max_exact_leaves = {}: raise max_exact_leaves (the MAP-only trellis takes about 10 minutes and 1 GiB at N = 24 on 2 cores) or set methods.map_trellis = false",
+                j.name,
+                j.n_leaves,
+                methods.max_exact_leaves
+            );
+        }
         if j.n_leaves > methods.max_exact_leaves {
             let cost = TrellisCost::of(
                 j.n_leaves,

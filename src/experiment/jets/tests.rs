@@ -68,3 +68,52 @@ fn bad_values_are_one_line_errors_naming_the_key() {
     let e = parse(&format!("{OK}\n[methods]\nmax_exact_leaves = 40\n")).unwrap_err();
     assert!(e.contains("hard limit"), "{e}");
 }
+
+/// A user's jets file with the MAP-only trellis beside the full trellis: the same MAP value,
+/// bit for bit, and the same tree on every jet.
+#[test]
+fn map_trellis_runs_on_a_jets_file_and_equals_the_trellis() {
+    use crate::experiment::table::{f64_column, read_parquet, str_column};
+    use crate::experiment::test_support::{run_and_replot, scratch, write_config};
+    let dir = scratch("jets_map_trellis");
+    let cfg = write_config(
+        &dir,
+        "mine",
+        r#"
+[experiment]
+kind = "jets"
+name = "mine"
+seed = 1
+output_dir = "{out}"
+[jets]
+source = "file"
+path = "{data}/ginkgo_jets/truth_9.json"
+[methods]
+trellis = true
+map_trellis = true
+beam = false
+greedy = false
+"#,
+    );
+    let res = run_and_replot(&cfg);
+    let df = read_parquet(&res.join("jets.parquet")).unwrap();
+    let (jet, algo, ll, newick) = (
+        str_column(&df, "jet").unwrap(),
+        str_column(&df, "algorithm").unwrap(),
+        f64_column(&df, "log_likelihood").unwrap(),
+        str_column(&df, "tree_newick").unwrap(),
+    );
+    let row = |j: &str, a: &str| {
+        (0..jet.len())
+            .find(|&i| jet[i] == j && algo[i] == a)
+            .unwrap()
+    };
+    let names: std::collections::BTreeSet<&String> = jet.iter().collect();
+    assert_eq!(algo.iter().filter(|a| *a == "map_trellis").count(), 10);
+    assert_eq!(names.len(), 10);
+    for j in names {
+        let (t, m) = (row(j, "trellis"), row(j, "map_trellis"));
+        assert_eq!(ll[t].unwrap().to_bits(), ll[m].unwrap().to_bits(), "{j}");
+        assert_eq!(newick[t], newick[m], "{j}");
+    }
+}
