@@ -9,12 +9,14 @@ use trellis_lab::experiment::staging::list_files;
 use trellis_lab::experiment::table::read_parquet;
 
 /// Columns that hold wall times or memory, which no rerun reproduces.
-const TIMING_COLUMNS: [&str; 5] = [
+const TIMING_COLUMNS: [&str; 7] = [
     "seconds",
     "seconds_sd",
     "splits_per_second",
     "peak_rss_bytes",
     "peak_bytes",
+    "map_trellis_seconds",
+    "map_trellis_peak_rss_bytes",
 ];
 
 /// `configs/<name>.toml` with its data and output paths made absolute and `threads` set.

@@ -8,7 +8,7 @@ use crate::tree::n_binary_trees;
 use anyhow::Result;
 use std::path::Path;
 
-/// Draws `scaling.png/.svg` into `out`: measured time, the 3^N law through the largest measured
+/// Draws `scaling.png/.svg` into `out`: measured time (full and MAP-only trellis), the 3^N law through the largest measured
 /// point, and what enumerating every tree would cost at the trellis's price per split.
 pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let cfg: ScalingConfig = results.config()?;
@@ -18,6 +18,11 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         .into_iter()
         .zip(f64_column(&t, "seconds")?)
         .filter_map(|(n, s)| Some((n? as usize, s?)))
+        .collect();
+    let map_rows: Vec<(f64, f64)> = u64_column(&t, "n_leaves")?
+        .into_iter()
+        .zip(f64_column(&t, "map_trellis_seconds")?)
+        .filter_map(|(n, s)| Some((n? as f64, s?)))
         .collect();
     let (n_last, t_last) = rows.last().copied().unwrap_or((1, 1.0));
     let per_split = t_last / n_splits(n_last);
@@ -31,7 +36,13 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                 markers: true,
             },
             LineSeries {
-                name: "~ 3ᴺ (through the largest N)".into(),
+                name: format!("MAP-only trellis, same MAP tree ({threads} threads)"),
+                points: map_rows,
+                dashed: false,
+                markers: true,
+            },
+            LineSeries {
+                name: "~ 3ᴺ (through the full trellis's largest N)".into(),
                 points: xs
                     .iter()
                     .map(|&n| (n as f64, t_last * 3f64.powi(n as i32 - n_last as i32)))

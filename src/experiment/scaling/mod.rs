@@ -133,7 +133,9 @@ impl Experiment for Scaling {
 }
 
 /// The timing-free numbers of `scaling.parquet`, per N: `scaling.n<N>.log_z`,
-/// `.map_log_likelihood`, `.n_trees_finite` and `.entropy_nats`.
+/// `.map_log_likelihood`, `.n_trees_finite` and `.entropy_nats`; and
+/// `scaling.map_trellis.same_bits_fraction`, the share of sizes whose MAP-only trellis gave the
+/// full trellis's MAP value bit for bit.
 pub fn measures(results: &Results) -> Result<Vec<Measure>> {
     let t = results.table("scaling")?;
     let n = u64_column(&t, "n_leaves")?;
@@ -154,5 +156,16 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
             ));
         }
     }
+    let same = u64_column(&t, "map_trellis_same_bits")?;
+    let k = same.iter().filter(|v| **v == Some(1)).count();
+    out.push(Measure::new(
+        "scaling.map_trellis.same_bits_fraction",
+        "MAP-only trellis: share of sizes with the full trellis's MAP bit for bit",
+        if same.is_empty() {
+            f64::NAN
+        } else {
+            k as f64 / same.len() as f64
+        },
+    ));
     Ok(out)
 }

@@ -1,8 +1,9 @@
-//! The scaling run: one generated jet per N, the exact trellis timed on each; `scaling.parquet`.
+//! The scaling run: one generated jet per N, the exact trellis and the MAP-only trellis timed
+//! on each; `scaling.parquet`.
 
 use super::ScalingConfig;
 use crate::data::ginkgo::generate_dataset;
-use crate::exact::FullTrellis;
+use crate::exact::{FullTrellis, MapTrellis};
 use crate::experiment::kind::RunContext;
 use crate::experiment::table::Table;
 use crate::tree::n_binary_trees;
@@ -26,6 +27,12 @@ struct Row {
     map: f64,
     n_finite: u128,
     entropy: f64,
+    /// The MAP-only trellis: seconds, peak resident memory, share of splits scored, and
+    /// whether its MAP value has the full trellis's bits.
+    map_seconds: f64,
+    map_peak: Option<u64>,
+    map_scored: f64,
+    map_same_bits: bool,
 }
 
 /// Resets the kernel's record of this process's peak resident memory (Linux; best effort).
@@ -76,14 +83,37 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
             last = Some(t);
         }
         let t = last.context("scaling.repeats must be at least 1")?;
+        let (log_z, map, n_finite, entropy) = (
+            t.log_partition(),
+            t.map_log_likelihood(),
+            t.n_trees_finite(),
+            t.entropy(),
+        );
+        drop(t);
+        // The same jet's MAP alone, by the MAP-only trellis, timed the same way.
+        let (mut map_best, mut map_peak, mut map_last) = (f64::INFINITY, None, None);
+        for _ in 0..sc.repeats {
+            drop(map_last.take());
+            reset_peak_rss();
+            let t0 = Instant::now();
+            let t = MapTrellis::build_with_limit(&m, cfg.methods.max_exact_leaves)?;
+            map_best = map_best.min(t0.elapsed().as_secs_f64());
+            map_peak = peak_rss_bytes();
+            map_last = Some(t);
+        }
+        let mt = map_last.context("scaling.repeats must be at least 1")?;
         rows.push(Row {
             n,
             seconds: best,
             peak,
-            log_z: t.log_partition(),
-            map: t.map_log_likelihood(),
-            n_finite: t.n_trees_finite(),
-            entropy: t.entropy(),
+            log_z,
+            map,
+            n_finite,
+            entropy,
+            map_seconds: map_best,
+            map_peak,
+            map_scored: mt.splits_scored() as f64 / mt.splits_visited().max(1) as f64,
+            map_same_bits: mt.map_log_likelihood().to_bits() == map.to_bits(),
         });
         pb.inc(1);
     }
@@ -110,6 +140,19 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
             &col(&|r| n_binary_trees(r.n).map_or(f64::INFINITY, |t| t as f64)),
         )
         .f64("entropy_nats", &col(&|r| r.entropy))
+        .f64("map_trellis_seconds", &col(&|r| r.map_seconds))
+        .u64(
+            "map_trellis_peak_rss_bytes",
+            &rows.iter().map(|r| r.map_peak).collect::<Vec<_>>(),
+        )
+        .f64("map_trellis_scored_fraction", &col(&|r| r.map_scored))
+        .u64(
+            "map_trellis_same_bits",
+            &rows
+                .iter()
+                .map(|r| Some(r.map_same_bits as u64))
+                .collect::<Vec<_>>(),
+        )
         .write_parquet(&ctx.path("scaling.parquet"))?;
     ctx.manifest.set("sizes", &sizes);
     Ok(())
