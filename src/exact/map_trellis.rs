@@ -15,7 +15,7 @@
 //! the thread count.
 
 use super::full::{batches, Tiling};
-use super::split_loop::{prefetch, PREFETCH};
+use super::split_loop::{for_each_step, prefetch, shared_high, whole_run, PREFETCH};
 use super::ExactError;
 use crate::model::{Siblings, SplitModel};
 use crate::subset::Subset;
@@ -118,7 +118,6 @@ impl MapTrellis {
         for i in 0..n {
             records[1 << i].map = 0.0;
         }
-        let full = Subset::full(n);
         let (mut visited, mut scored) = (0u64, 0u64);
         let threads = rayon::current_num_threads();
         for k in 2..=n {
@@ -149,7 +148,6 @@ impl MapTrellis {
                 scored += m;
             }
         }
-        debug_assert_eq!(records.len() - 1, full.index());
         Ok(MapTrellis {
             n,
             map: records.into_iter().map(|r| r.map).collect(),
@@ -236,60 +234,21 @@ fn solve_batch<M: SplitModel>(
     batch: &[Subset],
     low_mask: u64,
 ) -> Vec<(f64, u32, u64)> {
-    let Some(first) = batch.first() else {
-        return Vec::new();
-    };
-    let high = first.bits() & !low_mask;
-    let tiled = high != 0
-        && batch.iter().all(|s| {
-            let b = s.bits();
-            b & !low_mask == high && b & low_mask != 0
-        });
-    if !tiled {
+    let Some(high) = shared_high(batch, low_mask) else {
         return batch
             .iter()
             .map(|&s| {
-                let rest = s.bits() & !s.lowest_bit().bits();
+                let (rest, first) = whole_run(s);
                 let mut x = NO_SPLIT_YET;
-                run(
-                    model,
-                    records,
-                    s,
-                    0,
-                    rest,
-                    rest.wrapping_sub(1) & rest,
-                    &mut x,
-                );
+                run(model, records, s, 0, rest, first, &mut x);
                 (x.value, x.split, x.scored)
             })
             .collect();
-    }
+    };
     let mut state = vec![NO_SPLIT_YET; batch.len()];
-    let mut h = high;
-    loop {
-        for (&s, x) in batch.iter().zip(state.iter_mut()) {
-            let set = s.bits();
-            let rest_low = (set ^ (set & set.wrapping_neg())) & low_mask;
-            // The step h = H excludes sub = S - low (B would be empty).
-            if h != high {
-                run(model, records, s, h, rest_low, rest_low, x);
-            } else if rest_low != 0 {
-                run(
-                    model,
-                    records,
-                    s,
-                    h,
-                    rest_low,
-                    rest_low.wrapping_sub(1) & rest_low,
-                    x,
-                );
-            }
-        }
-        if h == 0 {
-            break;
-        }
-        h = h.wrapping_sub(1) & high;
-    }
+    for_each_step(batch, low_mask, high, |i, h, rest_low, first| {
+        run(model, records, batch[i], h, rest_low, first, &mut state[i])
+    });
     state.iter().map(|x| (x.value, x.split, x.scored)).collect()
 }
 

@@ -138,47 +138,74 @@ pub(super) fn solve_batch<M: SplitModel>(
             run::<M, false>(model, records, s, h, rest_low, first, x);
         }
     };
-    let high = batch[0].bits() & !low_mask;
-    let tiled = batch.iter().all(|s| {
-        let b = s.bits();
-        b & !low_mask == high && b & low_mask != 0 && s.len() >= 2
-    });
     if scratch.sums.len() < batch.len().max(1) {
         scratch
             .sums
             .resize_with(batch.len().max(1), ClusterSums::default);
     }
-    if !tiled || high == 0 {
+    let Some(high) = shared_high(batch, low_mask) else {
         // One cluster at a time, in a single run over all its splits.
         let x = &mut scratch.sums[0];
         return batch
             .iter()
             .map(|&s| {
-                let rest = s.bits() & !(s.bits() & s.bits().wrapping_neg());
+                let (rest, first) = whole_run(s);
                 x.reset();
-                visit(s, 0, rest, rest.wrapping_sub(1) & rest, x);
+                visit(s, 0, rest, first, x);
                 x.finish()
             })
             .collect();
-    }
+    };
     let sums = &mut scratch.sums[..batch.len()];
     for x in sums.iter_mut() {
         x.reset();
     }
+    for_each_step(batch, low_mask, high, |i, h, rest_low, first| {
+        visit(batch[i], h, rest_low, first, &mut sums[i])
+    });
+    sums.iter().map(ClusterSums::finish).collect()
+}
+
+/// The high bits (outside `low_mask`) that every cluster of `batch` shares, when the batch can
+/// step through its splits in lockstep: every cluster has those high bits (not none), some low
+/// bits (its lowest leaf is among them) and at least 2 leaves. `None`: one cluster at a time.
+pub(super) fn shared_high(batch: &[Subset], low_mask: u64) -> Option<u64> {
+    let high = batch.first()?.bits() & !low_mask;
+    let tiled = high != 0
+        && batch.iter().all(|s| {
+            let b = s.bits();
+            b & !low_mask == high && b & low_mask != 0 && s.len() >= 2
+        });
+    tiled.then_some(high)
+}
+
+/// `(rest, first)` of the single run over all the splits of `s`: `rest = S - low`, and the
+/// first `sub`, its largest proper submask.
+pub(super) fn whole_run(s: Subset) -> (u64, u64) {
+    let rest = s.bits() & !s.lowest_bit().bits();
+    (rest, rest.wrapping_sub(1) & rest)
+}
+
+/// The runs of a batch that shares the high bits `high` ([`shared_high`]), in lockstep order:
+/// `h` running down over the submasks of `high` (the major key of every cluster's split order)
+/// and, for each, the clusters in batch order; calls `visit(i, h, rest_low, first)` for cluster
+/// `i`'s run over `A = low + h + l`, `l` from `first` down to 0 over the submasks of `rest_low`.
+pub(super) fn for_each_step(
+    batch: &[Subset],
+    low_mask: u64,
+    high: u64,
+    mut visit: impl FnMut(usize, u64, u64, u64),
+) {
     let mut h = high;
     loop {
-        for (&s, x) in batch.iter().zip(sums.iter_mut()) {
+        for (i, &s) in batch.iter().enumerate() {
             let set = s.bits();
-            let low = set & set.wrapping_neg();
-            let rest_low = (set ^ low) & low_mask;
-            // The step h = H excludes sub = rest (B would be empty).
-            if h == high {
-                if rest_low != 0 {
-                    let first = rest_low.wrapping_sub(1) & rest_low;
-                    visit(s, h, rest_low, first, x);
-                }
-            } else {
-                visit(s, h, rest_low, rest_low, x);
+            let rest_low = (set ^ (set & set.wrapping_neg())) & low_mask;
+            // The step h = H excludes sub = S - low (B would be empty).
+            if h != high {
+                visit(i, h, rest_low, rest_low);
+            } else if rest_low != 0 {
+                visit(i, h, rest_low, rest_low.wrapping_sub(1) & rest_low);
             }
         }
         if h == 0 {
@@ -186,7 +213,6 @@ pub(super) fn solve_batch<M: SplitModel>(
         }
         h = h.wrapping_sub(1) & high;
     }
-    sums.iter().map(ClusterSums::finish).collect()
 }
 
 /// Visits the splits of `s` with `A = low + h + l`, `l` running down over the submasks of

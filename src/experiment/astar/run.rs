@@ -200,25 +200,17 @@ pub fn run(cfg: &AstarConfig, ctx: &mut RunContext) -> Result<()> {
                 &f(&|r| r.upper_bound - r.baselines[k].0),
             );
     }
-    let finite = |v: f64| v.is_finite().then_some(v);
-    let full_map: Vec<Option<f64>> = rows.iter().map(|r| finite(r.full.0)).collect();
+    // Present where the method ran (NaN in the row otherwise).
+    let opt = |g: &dyn Fn(&Row) -> f64| {
+        rows.iter()
+            .map(|r| Some(g(r)).filter(|v| v.is_finite()))
+            .collect::<Vec<_>>()
+    };
     let exact: Vec<Option<(f64, &str)>> = rows.iter().map(|r| exact_map(r)).collect();
     table = table
-        .f64("full_map", &full_map)
-        .f64(
-            "map_trellis",
-            &rows
-                .iter()
-                .map(|r| finite(r.map_trellis.0))
-                .collect::<Vec<_>>(),
-        )
-        .f64(
-            "map_trellis_scored",
-            &rows
-                .iter()
-                .map(|r| finite(r.map_trellis.2))
-                .collect::<Vec<_>>(),
-        )
+        .f64("full_map", &opt(&|r| r.full.0))
+        .f64("map_trellis", &opt(&|r| r.map_trellis.0))
+        .f64("map_trellis_scored", &opt(&|r| r.map_trellis.2))
         .f64(
             "exact_map",
             &exact.iter().map(|e| e.map(|e| e.0)).collect::<Vec<_>>(),

@@ -59,11 +59,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             let n = u64_column(&jets, "n_leaves")?;
             let (lo, hi) = (n.iter().flatten().min(), n.iter().flatten().max());
             let file = cfg.jets.path.as_deref().and_then(|p| p.file_name());
+            let (lo, hi) = (lo.copied().unwrap_or(0), hi.copied().unwrap_or(0));
+            let leaves = if lo == hi {
+                format!("{lo}")
+            } else {
+                format!("{lo} to {hi}")
+            };
             format!(
-                "of {} with {}..={} leaves",
+                "of {} with {leaves} leaves",
                 file.map_or("the input file".into(), |f| f.to_string_lossy().to_string()),
-                lo.unwrap_or(&0),
-                hi.unwrap_or(&0)
             )
         };
         let (title, paper_text) = match paper3 {

@@ -48,6 +48,23 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Builds `repeats` times, freeing each result before the next build: the fastest wall time,
+/// the peak resident memory of the last build, and its result.
+fn best_of<T>(repeats: usize, mut build: impl FnMut() -> Result<T>) -> Result<(f64, Option<u64>, T)> {
+    let (mut best, mut peak, mut last) = (f64::INFINITY, None, None);
+    for _ in 0..repeats {
+        drop(last.take()); // free the previous tables before the next run
+        reset_peak_rss();
+        let t0 = Instant::now();
+        let t = build()?;
+        best = best.min(t0.elapsed().as_secs_f64());
+        peak = peak_rss_bytes();
+        last = Some(t);
+    }
+    let last = last.context("scaling.repeats must be at least 1")?;
+    Ok((best, peak, last))
+}
+
 /// Runs the scaling kind.
 pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
     let sc = &cfg.scaling;
@@ -70,19 +87,10 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
         let m = ds.jets[0].model()?;
         // The build alone is timed, so the trellis is built directly rather than through
         // `Method::Trellis` (which also extracts and prints the MAP tree).
-        let mut best = f64::INFINITY;
-        let mut last: Option<FullTrellis> = None;
-        let mut peak = None;
-        for _ in 0..sc.repeats {
-            drop(last.take()); // free the previous tables before the next run
-            reset_peak_rss();
-            let t0 = Instant::now();
-            let t = FullTrellis::build_with_limit(&m, cfg.methods.max_exact_leaves)?;
-            best = best.min(t0.elapsed().as_secs_f64());
-            peak = peak_rss_bytes();
-            last = Some(t);
-        }
-        let t = last.context("scaling.repeats must be at least 1")?;
+        let limit = cfg.methods.max_exact_leaves;
+        let (best, peak, t) = best_of(sc.repeats, || {
+            Ok(FullTrellis::build_with_limit(&m, limit)?)
+        })?;
         let (log_z, map, n_finite, entropy) = (
             t.log_partition(),
             t.map_log_likelihood(),
@@ -91,17 +99,9 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
         );
         drop(t);
         // The same jet's MAP alone, by the MAP-only trellis, timed the same way.
-        let (mut map_best, mut map_peak, mut map_last) = (f64::INFINITY, None, None);
-        for _ in 0..sc.repeats {
-            drop(map_last.take());
-            reset_peak_rss();
-            let t0 = Instant::now();
-            let t = MapTrellis::build_with_limit(&m, cfg.methods.max_exact_leaves)?;
-            map_best = map_best.min(t0.elapsed().as_secs_f64());
-            map_peak = peak_rss_bytes();
-            map_last = Some(t);
-        }
-        let mt = map_last.context("scaling.repeats must be at least 1")?;
+        let (map_best, map_peak, mt) = best_of(sc.repeats, || {
+            Ok(MapTrellis::build_with_limit(&m, limit)?)
+        })?;
         rows.push(Row {
             n,
             seconds: best,
