@@ -53,17 +53,16 @@ impl Table {
     }
 }
 
-/// Writes `df` to `path` as Parquet via a temporary file and a rename.
+/// Writes `df` to `path` as Parquet via a fresh temporary file (never through a link at its
+/// name) and a rename.
 pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
-    let tmp = super::staging::tmp_path(path);
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    ParquetWriter::new(file)
-        .finish(df)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} into place", path.display()))?;
-    Ok(())
+    let tmp = super::safe_fs::tmp_path(path);
+    super::safe_fs::with_tmp(&tmp, path, |file| {
+        ParquetWriter::new(file)
+            .finish(df)
+            .map(|_| ())
+            .with_context(|| format!("writing {}", tmp.display()))
+    })
 }
 
 /// The most rows a results table may declare (the largest table written has about 10^5).

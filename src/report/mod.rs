@@ -85,7 +85,7 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
         match e {
             Entry::Results(f) => {
                 summary.folders += 1;
-                if f.manifest.is_err() || matches!(f.checks, Checks::Error(_)) {
+                if f.manifest.is_err() || matches!(f.checks, Checks::Error(_) | Checks::Stale(_)) {
                     summary.unreadable += 1;
                 }
                 if f.checks.counts().is_some_and(|(p, n)| p < n) {
@@ -99,6 +99,12 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
         }
     }
     files.push((summary.index.clone(), index::index_page(&entries, &ctx)));
+    if std::fs::symlink_metadata(&pages_dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!(
+            "{} is a symbolic link; the report writes (and prunes) its pages only in a folder of its own: delete the link",
+            pages_dir.display()
+        );
+    }
     std::fs::create_dir_all(&pages_dir)
         .with_context(|| format!("cannot create {}", pages_dir.display()))?;
     write_all(&files)?;
@@ -135,8 +141,7 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
         for (path, text) in files {
             let tmp = tmp_of(path);
             written.push(tmp.clone());
-            std::fs::write(&tmp, text)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            crate::experiment::safe_fs::write_new(&tmp, text.as_bytes())?;
         }
         for (path, _) in files {
             std::fs::rename(tmp_of(path), path)

@@ -192,7 +192,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     }
     draw_time(&rows, &datasets, &methods, out)?;
     let md = leaderboard(&rows, &datasets, &methods);
-    std::fs::write(out.join("leaderboard.md"), md)?;
+    crate::experiment::safe_fs::write_atomic(&out.join("leaderboard.md"), md)?;
     Ok(())
 }
 

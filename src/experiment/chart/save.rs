@@ -22,28 +22,50 @@ fn with_suffix(stem: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Renders to `tmp` with `render`, then renames it to `dest`; removes `tmp` on failure.
-fn write_atomically(
-    tmp: &Path,
-    dest: &Path,
-    render: impl FnOnce(&Path) -> Result<()>,
-) -> Result<()> {
-    let result = render(tmp).and_then(|()| {
-        std::fs::rename(tmp, dest)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), dest.display()))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(tmp);
+/// Writes `bytes` to `tmp` (created afresh, never through a link), then renames it to `dest`.
+fn write_atomically(tmp: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
+    crate::experiment::safe_fs::with_tmp(tmp, dest, |f| {
+        use std::io::Write;
+        f.write_all(bytes)
+            .with_context(|| format!("cannot write {}", tmp.display()))
+    })
+    .with_context(|| format!("writing figure {}", dest.display()))
+}
+
+/// The chart as PNG bytes: drawn into an RGB buffer, encoded as `image` encodes a saved file.
+fn png_bytes<C: Chart + ?Sized>(width: u32, height: u32, chart: &C) -> Result<Vec<u8>> {
+    use image::ImageEncoder;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let area = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        chart.draw(&area)?;
+        area.present().map_err(plot_err)?;
     }
-    result.with_context(|| format!("writing figure {}", dest.display()))
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgb, width, height, image::ColorType::Rgb8)
+        .context("encoding a PNG")?;
+    Ok(png)
+}
+
+/// The chart as SVG text.
+fn svg_text<C: Chart + ?Sized>(width: u32, height: u32, chart: &C) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        chart.draw(&area)?;
+        area.present().map_err(plot_err)?;
+    }
+    Ok(svg)
 }
 
 /// Renders `chart` at `width`x`height` pixels to both `<stem>.png` and
 /// `<stem>.svg` and returns their paths. The suffixes are appended, so `stem`
 /// may contain dots.
 ///
-/// Each file is first written as `<stem>.tmp.<ext>` in the same directory and
-/// then renamed into place; on error the temporary file is removed. The
+/// Each file is drawn in memory, written as a fresh `<stem>.tmp.<ext>` in the same directory
+/// (never through a link at that name) and then renamed into place; on error the temporary
+/// file is removed. The
 /// parent directory is created if needed.
 pub fn save_chart<C: Chart + ?Sized>(
     stem: &Path,
@@ -58,17 +80,16 @@ pub fn save_chart<C: Chart + ?Sized>(
     let png = with_suffix(stem, ".png");
     let svg = with_suffix(stem, ".svg");
 
-    // The bitmap encoder picks the format from the extension, so `.png` stays last.
-    write_atomically(&with_suffix(stem, ".tmp.png"), &png, |tmp| {
-        let area = BitMapBackend::new(tmp, (width, height)).into_drawing_area();
-        chart.draw(&area)?;
-        area.present().map_err(plot_err)
-    })?;
-    write_atomically(&with_suffix(stem, ".tmp.svg"), &svg, |tmp| {
-        let area = SVGBackend::new(tmp, (width, height)).into_drawing_area();
-        chart.draw(&area)?;
-        area.present().map_err(plot_err)
-    })?;
+    write_atomically(
+        &with_suffix(stem, ".tmp.png"),
+        &png,
+        &png_bytes(width, height, chart)?,
+    )?;
+    write_atomically(
+        &with_suffix(stem, ".tmp.svg"),
+        &svg,
+        svg_text(width, height, chart)?.as_bytes(),
+    )?;
     Ok((png, svg))
 }
 
