@@ -46,6 +46,26 @@ fn manifest(name: &str, kind: &str, config_file: &str, outputs: &[&str]) -> Stri
     .unwrap()
 }
 
+/// Records the sizes and content hashes of the outputs the manifest of `dir` lists, as a run
+/// does, so the report takes the folder as its run wrote it; returns the manifest's hash.
+fn seal(dir: &Path) -> String {
+    use trellis_lab::experiment::staging::hash_file;
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (mut bytes, mut hashes) = (serde_json::Map::new(), serde_json::Map::new());
+    for f in m["outputs"].as_array().unwrap() {
+        let f = f.as_str().unwrap();
+        let p = dir.join(f);
+        bytes.insert(f.into(), std::fs::metadata(&p).unwrap().len().into());
+        hashes.insert(f.into(), format!("{:016x}", hash_file(&p).unwrap()).into());
+    }
+    m["output_bytes"] = bytes.into();
+    m["output_hashes"] = hashes.into();
+    write(&path, &serde_json::to_string_pretty(&m).unwrap());
+    format!("{:016x}", hash_file(&path).unwrap())
+}
+
 /// RESULTS_ROOT with: `alpha` (board, a passed and a failed check, leaderboard, figures with
 /// awkward names, config file beside RESULTS_ROOT), `evil` (malicious strings everywhere),
 /// `corrupt` (damaged manifest and checks), `we ird#%` (awkward folder name), `unfinished` (no
@@ -84,6 +104,7 @@ fn fixture(suite: &str) -> PathBuf {
         "# Leaderboard\n\nCells: **bold** = best; `code` <b>not bold</b>.\n\n## Quality\n\n\
          | method | data <1> |\n|---|---|\n| Trellis | **1.5** |\n| Greedy & co | 2.5 |\n",
     );
+    let manifest_hash = seal(&alpha);
     Table::new()
         .str("config", &["alpha", "alpha"])
         .str("id", &["good_id", "bad_id"])
@@ -93,6 +114,7 @@ fn fixture(suite: &str) -> PathBuf {
         .f64("tolerance", &[Some(0.1), Some(0.5)])
         .f64("difference", &[Some(0.0), Some(1.0)])
         .str("source", &["paper Table 1", "our own accepted run"])
+        .str("manifest_hash", &[manifest_hash.clone(), manifest_hash])
         .u64("passed", &[Some(1), Some(0)])
         .write_parquet(&alpha.join("checks.parquet"))
         .unwrap();
@@ -124,6 +146,7 @@ fn fixture(suite: &str) -> PathBuf {
         &manifest("we ird#%", "pydt", "configs/none.toml", &["a b.svg"]),
     );
     write(&weird.join("a b.svg"), SVG);
+    seal(&weird);
 
     std::fs::create_dir_all(root.join("unfinished")).unwrap();
     write(&root.join("unfinished/points.parquet"), "partial");
@@ -326,10 +349,11 @@ fn report_pages_links_and_escaping() {
     // Damaged files: an error line on the page and the index row, the rest still shown.
     let corrupt = read(&pages_dir.join("corrupt.html"));
     assert!(corrupt.contains("class=\"error\">manifest.json cannot be read"));
-    assert!(corrupt.contains("checks.parquet cannot be read"));
+    // Its stored verdicts are not shown: they cannot be tied to a run.
+    assert!(corrupt.contains("No verdicts shown: the manifest cannot be read"));
     assert!(corrupt.contains("src=\"../corrupt/plot.svg\""));
     assert!(index.contains("manifest.json cannot be read"));
-    assert!(index.contains("checks.parquet unreadable"));
+    assert!(index.contains("stale: see its page"));
 
     // Not checked: the hint; a missing config file is not linked.
     let weird = read(&pages_dir.join("we ird#%.html"));

@@ -177,8 +177,10 @@ pub fn check_results(kind: &dyn Kind, results: &Results) -> Result<Vec<Verdict>>
     Ok(verdicts(&measures, &expected))
 }
 
-/// Writes `checks.parquet`: one row per verdict.
-pub fn write_checks(verdicts: &[Verdict], path: &Path) -> Result<()> {
+/// Writes `checks.parquet`: one row per verdict, each with the content hash of the manifest it
+/// was checked against (`manifest_hash`), so a reader can tell verdicts of this run from stale
+/// ones.
+pub fn write_checks(verdicts: &[Verdict], path: &Path, manifest_hash: u64) -> Result<()> {
     let s = |f: &dyn Fn(&Verdict) -> String| verdicts.iter().map(f).collect::<Vec<_>>();
     let x = |f: &dyn Fn(&Verdict) -> Option<f64>| verdicts.iter().map(f).collect::<Vec<_>>();
     Table::new()
@@ -193,6 +195,7 @@ pub fn write_checks(verdicts: &[Verdict], path: &Path) -> Result<()> {
             &x(&|v| v.observed.map(|o| o - v.expected.value)),
         )
         .str("source", &s(&|v| v.expected.source.clone()))
+        .str("manifest_hash", &s(&|_| format!("{manifest_hash:016x}")))
         .u64(
             "passed",
             &verdicts

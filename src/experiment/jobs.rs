@@ -20,6 +20,7 @@
 //! Results are assembled in key order whatever the shard or thread that computed them, so a
 //! kind's tables do not depend on how its jobs were scheduled.
 
+use crate::experiment::safe_fs::{open_own, open_regular, Own};
 use crate::experiment::staging::hash_bytes;
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
@@ -36,8 +37,13 @@ use std::time::Instant;
 /// Largest journal record (one job's result): 256 MiB.
 const MAX_RECORD: usize = 256 << 20;
 
-/// The `I/N` of `run --shard I/N`: this process computes part `index` of `count`.
+/// The most shards a run may be divided into.
+pub const MAX_SHARDS: usize = 100_000;
+
+/// The `I/N` of `run --shard I/N`: this process computes part `index` of `count`. Read from a
+/// `shard.json` it is checked as `--shard` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ShardFields")]
 pub struct Shard {
     /// Which part, `0 <= index < count`.
     pub index: usize,
@@ -45,22 +51,48 @@ pub struct Shard {
     pub count: usize,
 }
 
+#[derive(Deserialize)]
+struct ShardFields {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<ShardFields> for Shard {
+    type Error = String;
+
+    fn try_from(f: ShardFields) -> Result<Shard, String> {
+        Shard::new(f.index, f.count)
+    }
+}
+
 impl std::str::FromStr for Shard {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard {s:?} must be I/N with 0 <= I < N, e.g. 0/3");
+        let bad = || {
+            format!(
+                "--shard {:?} must be I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/3",
+                crate::data::clip(s, 40)
+            )
+        };
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: usize = i.trim().parse().map_err(|_| bad())?;
         let count: usize = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index >= count || count > 100_000 {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
+        Shard::new(index, count).map_err(|_| bad())
     }
 }
 
 impl Shard {
+    /// Part `index` of `count`, when `0 <= index < count <= MAX_SHARDS`.
+    pub fn new(index: usize, count: usize) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(format!(
+                "shard {index}/{count} is not I/N with 0 <= I < N <= {MAX_SHARDS}"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
     /// The shard folder of the results folder `dir`: `<dir>.shard-I-of-N`.
     pub fn folder(&self, dir: &Path) -> PathBuf {
         let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -124,10 +156,18 @@ struct Header {
 
 const JOURNAL_TAG: &str = "trellis-lab journal v1";
 
+/// The largest journal read back: 1 GiB (a board run's journal is a few MiB).
+pub const MAX_JOURNAL_BYTES: u64 = 1 << 30;
+
 /// An append-only journal file: records framed as `len (u32 LE) | checksum (u64 LE) | bytes`.
+/// The file is created only when the first job finishes, so a run that fails before (or a kind
+/// without jobs) leaves none.
 struct Journal {
-    file: File,
+    file: Option<File>,
     path: PathBuf,
+    run_hash: String,
+    /// Bytes in the file (kept below [`MAX_JOURNAL_BYTES`], so every journal can be read back).
+    bytes: u64,
 }
 
 fn frame(bytes: &[u8]) -> Vec<u8> {
@@ -138,92 +178,141 @@ fn frame(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The intact frames of `bytes` and the length they span (a torn or corrupt tail is left out).
-fn frames(bytes: &[u8]) -> (Vec<&[u8]>, usize) {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while bytes.len() - at >= 12 {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
-        let sum = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().unwrap_or([0; 8]));
-        let end = at + 12 + len;
-        if len > MAX_RECORD || end > bytes.len() || hash_bytes(&bytes[at + 12..end]) != sum {
+/// Reads the intact frames of a journal of `len` bytes from `file`, one at a time (never the
+/// whole file, never a frame longer than the file or [`MAX_RECORD`]): its header's run hash
+/// and its records, with the byte length they span. A torn or corrupt tail ends the reading.
+fn read_frames(file: &File, len: u64, path: &Path) -> Result<(Option<String>, Vec<Record>, u64)> {
+    let what = || format!("cannot read the journal {}", path.display());
+    if len > MAX_JOURNAL_BYTES {
+        bail!(
+            "the journal {} holds {len} bytes, above the {} MiB a journal may hold; delete it and run again (finished jobs are recomputed)",
+            path.display(),
+            MAX_JOURNAL_BYTES >> 20
+        );
+    }
+    let mut r = std::io::BufReader::new(file);
+    let (mut at, mut hash, mut records) = (0u64, None, Vec::new());
+    while len - at >= 12 {
+        let mut head = [0u8; 12];
+        r.read_exact(&mut head).with_context(what)?;
+        let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
+        let sum = u64::from_le_bytes(head[4..12].try_into().unwrap_or([0; 8]));
+        if n > MAX_RECORD as u64 || at + 12 + n > len {
             break;
         }
-        out.push(&bytes[at + 12..end]);
-        at = end;
-    }
-    (out, at)
-}
-
-/// Reads the journal at `path`: its header's run hash and its intact records, with the byte
-/// length they span.
-fn read_journal(path: &Path) -> Result<(Option<String>, Vec<Record>, usize)> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .with_context(|| format!("cannot read the journal {}", path.display()))?;
-    let (fs, good) = frames(&bytes);
-    let Some((first, rest)) = fs.split_first() else {
-        return Ok((None, Vec::new(), 0));
-    };
-    let header: Header = match rmp_serde::from_slice(first) {
-        Ok(h) => h,
-        Err(_) => return Ok((None, Vec::new(), 0)),
-    };
-    if header.journal != JOURNAL_TAG {
-        return Ok((None, Vec::new(), 0));
-    }
-    let mut records = Vec::with_capacity(rest.len());
-    let mut span = 12 + first.len();
-    for f in rest {
-        match rmp_serde::from_slice::<Record>(f) {
-            Ok(r) => records.push(r),
-            Err(_) => break,
+        let mut bytes = vec![0u8; n as usize];
+        r.read_exact(&mut bytes).with_context(what)?;
+        if hash_bytes(&bytes) != sum {
+            break;
         }
-        span += 12 + f.len();
+        if hash.is_none() {
+            match rmp_serde::from_slice::<Header>(&bytes) {
+                Ok(h) if h.journal == JOURNAL_TAG => hash = Some(h.run_hash),
+                _ => return Ok((None, Vec::new(), 0)),
+            }
+        } else {
+            match rmp_serde::from_slice::<Record>(&bytes) {
+                Ok(rec) => records.push(rec),
+                Err(_) => break,
+            }
+        }
+        at += 12 + n;
     }
-    debug_assert!(span <= good);
-    Ok((Some(header.run_hash), records, span))
+    Ok((hash, records, at))
 }
 
 impl Journal {
-    /// Opens (or starts) the journal at `path` for the run `run_hash`; returns it with the
-    /// records an earlier process of the same run left. A journal of another run is emptied.
+    /// Opens the journal at `path` for the run `run_hash`, if there is one, and returns the
+    /// records an earlier process of the same run left; a journal of another run is emptied.
+    /// Only a regular file is read or written (a link, FIFO or device at the name is an error
+    /// saying to delete it).
     fn open(path: &Path, run_hash: &str) -> Result<(Journal, Vec<Record>)> {
-        let (hash, records, span) = if path.is_file() {
-            read_journal(path)?
-        } else {
-            (None, Vec::new(), 0)
-        };
-        let reuse = hash.as_deref() == Some(run_hash);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .with_context(|| format!("cannot open the journal {}", path.display()))?;
-        // Keep the intact records of the same run (dropping a torn tail), else start afresh.
-        file.set_len(if reuse { span as u64 } else { 0 })?;
         let mut journal = Journal {
-            file,
+            file: None,
             path: path.to_path_buf(),
+            run_hash: run_hash.into(),
+            bytes: 0,
         };
-        journal.file.seek(SeekFrom::End(0))?;
-        if !reuse {
-            journal.write_frame(&rmp_serde::to_vec_named(&Header {
-                journal: JOURNAL_TAG.into(),
-                run_hash: run_hash.into(),
-            })?)?;
+        if std::fs::symlink_metadata(path).is_err() {
+            return Ok((journal, Vec::new()));
         }
-        let kept = if reuse { records } else { Vec::new() };
-        Ok((journal, kept))
+        let file = open_own(path, Own::Keep, "the run's job journal")?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("cannot inspect the journal {}", path.display()))?
+            .len();
+        let (hash, records, span) = read_frames(&file, len, path)?;
+        if hash.as_deref() != Some(run_hash) {
+            // Another run's (or no) journal: gone, and a new one starts with the first job.
+            drop(file);
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove the old journal {}", path.display()))?;
+            return Ok((journal, Vec::new()));
+        }
+        // Keep the intact records of the same run, dropping a torn tail.
+        file.set_len(span)
+            .with_context(|| format!("cannot write the journal {}", path.display()))?;
+        journal.file = Some(file);
+        journal.bytes = span;
+        Ok((journal, records))
+    }
+
+    fn write_header(&mut self) -> Result<()> {
+        let header = rmp_serde::to_vec_named(&Header {
+            journal: JOURNAL_TAG.into(),
+            run_hash: self.run_hash.clone(),
+        })?;
+        self.append(&header)
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        let path = &self.path;
+        let framed = frame(bytes);
+        if self.bytes + framed.len() as u64 > MAX_JOURNAL_BYTES {
+            bail!(
+                "the journal {} would grow past the {} MiB a journal may hold; give the experiment fewer or smaller jobs",
+                path.display(),
+                MAX_JOURNAL_BYTES >> 20
+            );
+        }
+        let file = self.file.as_mut().ok_or_else(|| anyhow!("no journal"))?;
+        file.seek(SeekFrom::End(0))
+            .and_then(|_| file.write_all(&framed))
+            .with_context(|| format!("cannot append to the journal {}", path.display()))?;
+        self.bytes += framed.len() as u64;
+        Ok(())
+    }
+
+    /// Creates the file with its header when no job has written it yet.
+    fn ensure_file(&mut self) -> Result<()> {
+        if self.file.is_none() {
+            self.file = Some(open_own(
+                &self.path,
+                Own::Truncate,
+                "the run's job journal",
+            )?);
+            self.bytes = 0;
+            self.write_header()?;
+        }
+        Ok(())
     }
 
     fn write_frame(&mut self, bytes: &[u8]) -> Result<()> {
-        self.file
-            .write_all(&frame(bytes))
-            .with_context(|| format!("cannot append to the journal {}", self.path.display()))
+        self.ensure_file()?;
+        self.append(bytes)
     }
+
+    /// The journal file, once it exists.
+    fn existing_path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|_| self.path.as_path())
+    }
+}
+
+/// Reads a finished shard's journal (`journal.bin`; a regular file, bounded).
+fn read_journal(path: &Path) -> Result<(Option<String>, Vec<Record>, u64)> {
+    let file = open_regular(path, MAX_JOURNAL_BYTES, "a shard's journal")?;
+    let len = file.metadata()?.len();
+    read_frames(&file, len, path)
 }
 
 /// The records of a finished shard's journal (`journal.bin`), checked against `run_hash`.
@@ -294,11 +383,26 @@ impl Jobs {
         }
     }
 
-    /// The journal file, if any.
+    /// The journal file, if one was written.
     pub fn journal_path(&self) -> Option<PathBuf> {
-        self.journal
+        self.journal.as_ref().and_then(|j| {
+            j.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .existing_path()
+                .map(Path::to_path_buf)
+        })
+    }
+
+    /// The journal file, created (with its header alone) if no job has written it yet: a
+    /// shard's result even when it owns no job.
+    pub fn journal_file(&self) -> Result<PathBuf> {
+        let j = self
+            .journal
             .as_ref()
-            .map(|j| j.lock().unwrap_or_else(|e| e.into_inner()).path.clone())
+            .ok_or_else(|| anyhow!("these jobs keep no journal"))?;
+        let mut j = j.lock().unwrap_or_else(|e| e.into_inner());
+        j.ensure_file()?;
+        Ok(j.path.clone())
     }
 
     /// Jobs this process computed.
@@ -453,12 +557,13 @@ impl ShardInfo {
     /// Reads `dir/shard.json`.
     pub fn read(dir: &Path) -> Result<ShardInfo> {
         let p = dir.join("shard.json");
-        let text = super::staging::read_small(&p, 1 << 20).map_err(|_| {
-            anyhow!(
+        if std::fs::symlink_metadata(&p).is_err() {
+            bail!(
                 "{} is not a finished shard folder (no shard.json; run the config with --shard I/N first)",
                 dir.display()
-            )
-        })?;
+            );
+        }
+        let text = super::staging::read_small(&p, 1 << 20)?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not valid (re-run that shard)", p.display()))
     }

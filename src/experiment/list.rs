@@ -8,6 +8,7 @@ use super::registry::Registry;
 use super::staging;
 use anyhow::{Context, Result};
 use serde::Deserialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -49,8 +50,9 @@ pub enum State {
     BadConfig(String),
     /// No complete results folder.
     None,
-    /// A results folder of another config, program or input files (re-run it).
-    Stale,
+    /// A results folder of another config, program or input files, or with changed outputs
+    /// (re-run it): why.
+    Stale(String),
     /// Up to date; checks passed out of the total (the kind has no expected numbers for it when
     /// the total is 0).
     Checked {
@@ -69,7 +71,7 @@ impl State {
         match self {
             State::BadConfig(e) => format!("config error: {e}"),
             State::None => "no result".into(),
-            State::Stale => "stale (config, program or inputs changed)".into(),
+            State::Stale(why) => format!("stale: {why}"),
             State::Checked { passed, total } if passed == total => {
                 format!("ok: {total} of {total} checks pass")
             }
@@ -141,13 +143,8 @@ fn state_of(cfg: &config::Config, dir: &Path) -> State {
     if !dir.join("manifest.json").is_file() {
         return State::None;
     }
-    let fresh = cfg
-        .kind
-        .inputs(&cfg.value)
-        .and_then(|inputs| staging::run_hash(&cfg.value, &inputs))
-        .is_ok_and(|h| staging::is_up_to_date(dir, &h));
-    if !fresh {
-        return State::Stale;
+    if let Some(why) = stale_because(cfg, dir) {
+        return State::Stale(why);
     }
     let verdicts = Results::open(dir).and_then(|r| super::check::check_results(cfg.kind, &r));
     match verdicts {
@@ -160,6 +157,61 @@ fn state_of(cfg: &config::Config, dir: &Path) -> State {
             total: 0,
         },
         Err(e) => State::CheckError(config::one_line(&format!("{e:#}"))),
+    }
+}
+
+/// Why the results folder `dir` is not an up-to-date run of `cfg`, or `None` when it is: the
+/// first of an unreadable manifest, a changed config (naming the first key that differs), a
+/// rebuilt program, a missing or changed input file, and a changed output.
+fn stale_because(cfg: &config::Config, dir: &Path) -> Option<String> {
+    let Ok(results) = Results::open(dir) else {
+        return Some("manifest.json cannot be read".into());
+    };
+    let m = results.manifest();
+    if let Some(key) = first_difference(m.get("config").unwrap_or(&Value::Null), &cfg.value, "") {
+        return Some(format!("config changed ({})", config::clip(&key, 60)));
+    }
+    if m.get("program_hash").and_then(Value::as_str) != Some(staging::program_hash().as_str()) {
+        return Some("program changed (rebuilt since the run)".into());
+    }
+    let hash = match cfg
+        .kind
+        .inputs(&cfg.value)
+        .and_then(|inputs| staging::run_hash(&cfg.value, &inputs))
+    {
+        Ok(h) => h,
+        Err(e) => return Some(format!("input: {}", config::one_line(&format!("{e:#}")))),
+    };
+    if m.get("run_hash").and_then(Value::as_str) != Some(hash.as_str()) {
+        return Some("input files changed".into());
+    }
+    let changes = staging::output_changes(dir, m);
+    (!changes.is_empty()).then(|| staging::describe_changes(&changes))
+}
+
+/// The dotted path of the first place where `a` and `b` differ (`""` for the whole value).
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(u), Some(v)) => first_difference(u, v, &join(k)),
+                _ => Some(join(k)),
+            })
+        }
+        _ if a == b => None,
+        _ => Some(if at.is_empty() {
+            "the whole config".into()
+        } else {
+            at.into()
+        }),
     }
 }
 
@@ -237,7 +289,10 @@ mod tests {
         )
         .unwrap();
         let rows = list(&reg, &configs, &catalog).unwrap();
-        assert_eq!(rows[1].state, State::Stale);
+        assert_eq!(
+            rows[1].state,
+            State::Stale("config changed (experiment.seed)".into())
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

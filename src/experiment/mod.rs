@@ -27,6 +27,8 @@ pub mod list;
 pub mod methods;
 mod parquet_guard;
 pub mod registry;
+pub mod safe_fs;
+mod signals;
 pub mod staging;
 pub mod stats;
 pub mod table;
@@ -248,7 +250,6 @@ fn execute(
         .build()
         .context("cannot start worker threads")?;
     let threads = pool.current_num_threads();
-    let journal = jobs.journal_path();
     let outcome = pool.install(|| {
         let staging = staging::Staging::new(dir)?;
         let mut manifest = staging::Manifest::new(&cfg.value, path, hash, threads);
@@ -262,10 +263,11 @@ fn execute(
         match cfg.kind.run(&cfg.value, &mut ctx) {
             Ok(()) => {}
             Err(e) if e.is::<jobs::ShardStop>() => {
-                let (Some(shard), Some(journal)) = (jobs.shard(), &journal) else {
+                let Some(shard) = jobs.shard() else {
                     return Err(e);
                 };
-                return write_shard(staging, journal, path, hash, shard, jobs);
+                let journal = jobs.journal_file()?;
+                return write_shard(staging, &journal, path, hash, shard, jobs);
             }
             Err(e) => return Err(e),
         }
@@ -297,7 +299,7 @@ fn execute(
         Ok(Outcome::Written(staging.commit()?))
     })?;
     // Finished work is in the results folder now; the journal has served its purpose.
-    if let Some(j) = journal {
+    if let Some(j) = jobs.journal_path() {
         std::fs::remove_file(j).ok();
     }
     Ok(outcome)
@@ -341,19 +343,63 @@ pub fn kind_of(registry: &Registry, results: &Results) -> Result<&'static dyn Ki
 /// Redraws every figure of the finished run in `dir` from its tables and manifest alone;
 /// returns the files written.
 pub fn plot_results_in(registry: &Registry, dir: &Path) -> Result<Vec<PathBuf>> {
+    let _lock = lock_existing(dir)?;
     let results = Results::open(dir)?;
+    // The figures are drawn from the tables (and the manifest) alone: those must be the run's.
+    let changes: Vec<_> = staging::output_changes(dir, results.manifest())
+        .into_iter()
+        .filter(|(f, _)| f.ends_with(".parquet") || f == "manifest.json")
+        .collect();
+    refuse_changed(dir, &changes)?;
     let kind = kind_of(registry, &results)?;
     // Draw into a scratch folder first, so a failure leaves the old figures in place.
     let scratch = staging::Staging::new(&dir.join("figures"))?;
     kind.figures(&results, scratch.dir())?;
+    let drawn = staging::describe_outputs(scratch.dir())?;
     let mut written = Vec::new();
-    for f in scratch.files()? {
-        let to = dir.join(&f);
-        std::fs::rename(scratch.path(&f), &to)
+    for (f, _, _) in &drawn {
+        let to = dir.join(f);
+        std::fs::rename(scratch.path(f), &to)
             .with_context(|| format!("cannot move {f} into {}", dir.display()))?;
         written.push(to);
     }
+    // Figures drawn differently (another build's pixels) are recorded, so the folder stays
+    // whole; verdicts checked against the old manifest then no longer apply.
+    let mut manifest = results.manifest().clone();
+    if staging::record_outputs(&mut manifest, &drawn) {
+        let checks = dir.join("checks.parquet");
+        if std::fs::symlink_metadata(&checks).is_ok() {
+            std::fs::remove_file(&checks)
+                .with_context(|| format!("cannot remove the stale {}", checks.display()))?;
+        }
+        staging::write_atomic(
+            &dir.join("manifest.json"),
+            serde_json::to_string_pretty(&manifest)?,
+        )?;
+    }
     Ok(written)
+}
+
+/// The lock of an existing results folder (`check` and `plot` write into it, so no run may
+/// replace it meanwhile); a folder that does not exist is an error naming it.
+fn lock_existing(dir: &Path) -> Result<std::fs::File> {
+    if !dir.is_dir() {
+        // Results::open names the problem (no folder, or no manifest).
+        Results::open(dir)?;
+    }
+    staging::lock_results(dir)
+}
+
+/// `Err` naming what changed when the folder `dir` no longer holds the outputs its run wrote.
+fn refuse_changed(dir: &Path, changes: &[(String, String)]) -> Result<()> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{} no longer holds what its run wrote ({}); re-run its config with --force to recompute it",
+        dir.display(),
+        staging::describe_changes(changes)
+    )
 }
 
 /// [`plot_results_in`] with the built-in kinds.
@@ -366,6 +412,7 @@ pub fn plot_results(dir: &Path) -> Result<Vec<PathBuf>> {
 /// them to the kind's `expected.toml`.
 pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
     let results = Results::open(dir)?;
+    refuse_changed(dir, &staging::output_changes(dir, results.manifest()))?;
     let kind = kind_of(&Registry::builtin(), &results)?;
     let name = results.experiment()?.name;
     let mut out = String::new();
@@ -386,10 +433,20 @@ pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
 /// Checks the finished run in `dir` against its kind's expected numbers, writes
 /// `checks.parquet` there and returns the verdicts.
 pub fn check_results_in(registry: &Registry, dir: &Path) -> Result<Vec<check::Verdict>> {
+    let _lock = lock_existing(dir)?;
     let results = Results::open(dir)?;
+    let checks = dir.join("checks.parquet");
+    if let Err(e) = refuse_changed(dir, &staging::output_changes(dir, results.manifest())) {
+        // Verdicts on the outputs as the run wrote them no longer describe this folder.
+        if std::fs::symlink_metadata(&checks).is_ok() {
+            std::fs::remove_file(&checks).ok();
+        }
+        return Err(e);
+    }
     let kind = kind_of(registry, &results)?;
     let verdicts = check::check_results(kind, &results)?;
-    check::write_checks(&verdicts, &dir.join("checks.parquet"))?;
+    let manifest_hash = staging::hash_file(&dir.join("manifest.json"))?;
+    check::write_checks(&verdicts, &checks, manifest_hash)?;
     Ok(verdicts)
 }
 

@@ -1,30 +1,14 @@
 //! Writing results safely: a staging folder moved into place when complete, the manifest, and
 //! the "already up to date" decision (config + program identity + input contents + outputs).
 
+use super::{safe_fs, signals};
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// `path` with `.tmp` inserted before the extension (`a.parquet` -> `a.tmp.parquet`), for
-/// write-then-rename.
-pub fn tmp_path(path: &Path) -> PathBuf {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}.tmp.{}", ext.to_string_lossy()),
-        None => format!("{stem}.tmp"),
-    };
-    path.with_file_name(name)
-}
-
-/// Writes `bytes` to `path` via a temporary file and a rename.
-pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
-    let tmp = tmp_path(path);
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} into place", path.display()))
-}
+pub use super::safe_fs::{tmp_path, write_atomic};
 
 /// Reads a regular file of at most `limit` bytes as text (never a device or a huge file).
 pub fn read_small(path: &Path, limit: u64) -> Result<String> {
@@ -32,7 +16,14 @@ pub fn read_small(path: &Path, limit: u64) -> Result<String> {
         .with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// A folder where a run writes its outputs before they are moved into the results folder.
+/// A folder where a run writes its outputs before they replace the results folder whole.
+///
+/// The staging folder `.<name>.staging-<pid>` sits beside the results folder `<name>`, so the
+/// commit is one atomic exchange of the two folders (`renameat2(RENAME_EXCHANGE)`; where the
+/// file system lacks it, two renames with no results folder in between). At every instant the
+/// results folder is one run's, whole: a crash leaves either the old run or the new one, never
+/// a mix, and never a file the committing run did not write. SIGINT and SIGTERM remove live
+/// staging folders before the process ends; a SIGKILL leaves one, removed by the next run.
 pub struct Staging {
     dir: PathBuf,
     final_dir: PathBuf,
@@ -48,11 +39,9 @@ impl Staging {
             .with_context(|| format!("cannot create {}", parent.display()))?;
         remove_dead_staging(parent, &name);
         let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)?;
-        }
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        remove_entry(&dir)?;
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        signals::register(&dir);
         Ok(Staging {
             dir,
             final_dir: final_dir.to_path_buf(),
@@ -80,36 +69,25 @@ impl Staging {
         list_files(&self.dir)
     }
 
-    /// Moves every staged file into the results folder (one rename each, the manifest last)
-    /// and removes the staging folder. A manifest already there is removed first, so a crash
-    /// half-way leaves a folder without a manifest, which is never taken as complete.
+    /// Puts the staged folder in place of the results folder in one step and removes the old
+    /// one: no file of the previous run (its outputs, its `checks.parquet`, anything else in
+    /// it) survives, and no crash leaves a mix.
     pub fn commit(mut self) -> Result<PathBuf> {
-        std::fs::create_dir_all(&self.final_dir)
-            .with_context(|| format!("cannot create {}", self.final_dir.display()))?;
-        let old_manifest = self.final_dir.join("manifest.json");
-        let mut files = self.files()?;
-        // Outputs of the previous run that this run does not write (and its checks, which
-        // belong to the old numbers) go, so the folder never mixes two runs.
-        let mut stale = old_outputs(&old_manifest);
-        stale.push("checks.parquet".into());
-        if old_manifest.exists() {
-            std::fs::remove_file(&old_manifest)
-                .with_context(|| format!("cannot replace {}", old_manifest.display()))?;
-        }
-        for f in stale.iter().filter(|f| !files.contains(f)) {
-            let p = self.final_dir.join(f);
-            if p.is_file() {
-                std::fs::remove_file(&p)
-                    .with_context(|| format!("cannot remove the stale {}", p.display()))?;
-            }
-        }
-        files.sort_by_key(|f| f == "manifest.json");
-        for f in files {
-            std::fs::rename(self.dir.join(&f), self.final_dir.join(&f))
-                .with_context(|| format!("cannot move {f} into {}", self.final_dir.display()))?;
-        }
-        std::fs::remove_dir_all(&self.dir).ok();
+        test_pause("before the swap");
+        let replaced = {
+            // A signal's cleanup waits for the swap, then no longer sees this folder.
+            let mut live = signals::hold();
+            let replaced = swap_into_place(&self.dir, &self.final_dir)?;
+            live.retain(|d| d != &self.dir);
+            replaced
+        };
         self.committed = true;
+        if replaced {
+            test_pause("after the swap");
+            // The old run now sits under the staging name (a later run removes it if this
+            // process dies first).
+            remove_entry(&self.dir).ok();
+        }
         Ok(self.final_dir.clone())
     }
 }
@@ -118,12 +96,107 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             std::fs::remove_dir_all(&self.dir).ok();
+            signals::unregister(&self.dir);
+        }
+    }
+}
+
+/// For the interrupted-commit tests: with `TRELLIS_LAB_TEST_COMMIT_PAUSE_MS` set, waits that
+/// long at each step of a commit (so a test can kill the process there) and says so on stderr.
+fn test_pause(step: &str) {
+    if let Some(ms) = std::env::var("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        eprintln!("commit: pausing {ms} ms {step}");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Moves the folder `new` to `dest`. When `dest` exists the two are exchanged atomically and
+/// `new` then names the old folder (returns `true`); where the exchange is not supported, the
+/// old folder is renamed to `new`'s name first, then `new`'s contents moved in (between the
+/// two renames there is no `dest`, which is never taken as complete).
+fn swap_into_place(new: &Path, dest: &Path) -> Result<bool> {
+    let into = || format!("cannot move the finished results into {}", dest.display());
+    match std::fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::rename(new, dest).with_context(into)?;
+            return Ok(false);
+        }
+        Err(e) => return Err(e).with_context(into),
+        Ok(m) if !m.is_dir() && !m.file_type().is_symlink() => anyhow::bail!(
+            "{} is a file, so results cannot go there; move the file away",
+            dest.display()
+        ),
+        Ok(_) => {}
+    }
+    if exchange(new, dest).with_context(into)? {
+        return Ok(true);
+    }
+    // No atomic exchange here: the old folder moves aside under a name the next run removes.
+    let aside = new.with_file_name(format!(
+        "{}.old",
+        new.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    remove_entry(&aside)?;
+    std::fs::rename(dest, &aside).with_context(into)?;
+    std::fs::rename(new, dest).with_context(into)?;
+    std::fs::rename(&aside, new).with_context(into)?;
+    Ok(true)
+}
+
+/// Exchanges two paths atomically; `Ok(false)` when the system or file system cannot.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: two valid C strings; renameat2 only reads them.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// Removes whatever is at `path`: a folder with its contents, or a file or link (never what a
+/// link points to).
+fn remove_entry(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path)
+            .with_context(|| format!("cannot remove {}", path.display())),
+        Ok(_) => {
+            std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))
         }
     }
 }
 
 /// Takes the advisory lock of the results folder `dir` (a file `.<name>.lock` beside it), or
-/// fails at once, naming the folder, when another run holds it. Dropping the file releases it.
+/// fails at once, naming the folder, when another process holds it. `run`, `merge`, `check` and
+/// `plot` all take it, so none of them writes into a folder another is replacing. Dropping the
+/// file releases it.
 pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -131,16 +204,11 @@ pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
     let path = parent.join(format!(".{name}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    let file = safe_fs::open_own(&path, safe_fs::Own::Keep, "the results folder's lock")?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "another run is writing {} (it holds {}); wait for it to finish",
+            "another process is writing {} (it holds {}); wait for it to finish",
             dir.display(),
             path.display()
         ),
@@ -167,8 +235,8 @@ fn no_file_in_the_way(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes staging folders `.{name}.staging-PID` in `parent` left by processes that are gone
-/// (killed runs); on systems without `/proc` nothing is removed.
+/// Removes staging folders `.{name}.staging-PID` (and `.staging-PID.old`) in `parent` left by
+/// processes that are gone (killed runs); on systems without `/proc` nothing is removed.
 fn remove_dead_staging(parent: &Path, name: &str) {
     if !Path::new("/proc/self").exists() {
         return;
@@ -181,31 +249,15 @@ fn remove_dead_staging(parent: &Path, name: &str) {
         let file = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = file
             .strip_prefix(&prefix)
+            .map(|p| p.strip_suffix(".old").unwrap_or(p))
             .and_then(|p| p.parse::<u32>().ok())
         else {
             continue;
         };
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            std::fs::remove_dir_all(e.path()).ok();
+            remove_entry(&e.path()).ok();
         }
     }
-}
-
-/// The outputs a manifest lists (plain file names only), or none.
-fn old_outputs(manifest: &Path) -> Vec<String> {
-    read_small(manifest, 16 << 20)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| {
-            v.get("outputs")?.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .filter(|f| !f.contains('/') && !f.contains('\\') && *f != "..")
-                    .map(String::from)
-                    .collect()
-            })
-        })
-        .unwrap_or_default()
 }
 
 /// Regular files directly in `dir`, sorted by name.
@@ -374,8 +426,7 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
 
 /// Hash of a file's contents, streamed (no whole-file read).
 pub fn hash_file(path: &Path) -> Result<u64> {
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut f = safe_fs::open_regular(path, u64::MAX, "read for its content hash")?;
     let mut buf = vec![0u8; 1 << 20];
     let mut h: u64 = 0;
     loop {
@@ -419,8 +470,8 @@ pub fn run_hash(config: &Value, inputs: &[PathBuf]) -> Result<String> {
 }
 
 /// Whether `dir` holds a complete run with this run hash whose recorded outputs are all there
-/// with their recorded sizes and contents (an edited, truncated or replaced output is not up to
-/// date).
+/// with their recorded sizes and contents, and nothing else (an edited, truncated, replaced or
+/// extra output is not up to date).
 pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
     let Ok(text) = read_small(&dir.join("manifest.json"), 16 << 20) else {
         return false;
@@ -428,22 +479,110 @@ pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
     let Ok(v) = serde_json::from_str::<Value>(&text) else {
         return false;
     };
-    if v.get("run_hash").and_then(|h| h.as_str()) != Some(run_hash) {
-        return false;
-    }
+    v.get("run_hash").and_then(|h| h.as_str()) == Some(run_hash)
+        && output_changes(dir, &v).is_empty()
+}
+
+/// Files a results folder may hold besides its manifest's outputs: the manifest itself and the
+/// verdicts `check` writes.
+const NOT_OUTPUTS: [&str; 2] = ["manifest.json", "checks.parquet"];
+
+/// How the folder `dir` differs from what its `manifest` records, one entry per file (empty
+/// when every recorded output is there with its recorded size and content hash and no other
+/// file is): the file's name and a phrase, e.g. ("table1.parquet", "table1.parquet was edited
+/// after the run").
+pub fn output_changes(dir: &Path, manifest: &Value) -> Vec<(String, String)> {
     let (Some(sizes), Some(hashes)) = (
-        v.get("output_bytes").and_then(|o| o.as_object()),
-        v.get("output_hashes").and_then(|o| o.as_object()),
+        manifest.get("output_bytes").and_then(|o| o.as_object()),
+        manifest.get("output_hashes").and_then(|o| o.as_object()),
     ) else {
-        return false;
+        return vec![(
+            "manifest.json".into(),
+            "manifest.json records no output sizes and hashes".into(),
+        )];
     };
-    sizes.len() == hashes.len()
-        && sizes.iter().all(|(f, b)| {
-            let p = dir.join(f);
-            std::fs::metadata(&p)
-                .map(|m| m.is_file() && Some(m.len()) == b.as_u64())
-                .unwrap_or(false)
-                && hashes.get(f).and_then(|h| h.as_str())
-                    == hash_file(&p).ok().map(|h| format!("{h:016x}")).as_deref()
-        })
+    let mut changes = Vec::new();
+    if sizes.len() != hashes.len() {
+        changes.push((
+            "manifest.json".into(),
+            "manifest.json records sizes and hashes of different files".into(),
+        ));
+    }
+    for (f, b) in sizes {
+        let shown = super::config::clip(f, 80);
+        if f.contains('/') || f.contains('\\') || f == ".." || NOT_OUTPUTS.contains(&f.as_str()) {
+            changes.push((
+                "manifest.json".into(),
+                format!("manifest.json lists {shown:?}, which cannot be an output"),
+            ));
+            continue;
+        }
+        let p = dir.join(f);
+        let phrase = match std::fs::symlink_metadata(&p) {
+            Err(_) => format!("{shown} is missing"),
+            Ok(m) if !m.is_file() => format!("{shown} is not a regular file"),
+            Ok(m) if Some(m.len()) != b.as_u64() => format!(
+                "{shown} is {} bytes, the run wrote {}",
+                m.len(),
+                b.as_u64().map_or("another size".into(), |b| b.to_string())
+            ),
+            Ok(_) => {
+                let h = hash_file(&p).ok().map(|h| format!("{h:016x}"));
+                if hashes.get(f).and_then(|h| h.as_str()) == h.as_deref() {
+                    continue;
+                }
+                format!("{shown} was edited after the run")
+            }
+        };
+        changes.push((f.clone(), phrase));
+    }
+    for f in list_files(dir).unwrap_or_default() {
+        let transient = f.starts_with('.') || f == "checks.tmp.parquet";
+        if !transient && !NOT_OUTPUTS.contains(&f.as_str()) && !sizes.contains_key(&f) {
+            let phrase = format!(
+                "{} is not an output of the run",
+                super::config::clip(&f, 80)
+            );
+            changes.push((f, phrase));
+        }
+    }
+    changes
+}
+
+/// Records `outputs` (name, bytes, content hash) in `manifest`, adding names it lacks;
+/// whether anything changed.
+pub fn record_outputs(manifest: &mut Value, outputs: &[(String, u64, String)]) -> bool {
+    let before = manifest.clone();
+    if let Some(m) = manifest.as_object_mut() {
+        for (name, bytes, hash) in outputs {
+            if let Some(list) = m.get_mut("outputs").and_then(|o| o.as_array_mut()) {
+                if !list.iter().any(|x| x.as_str() == Some(name)) {
+                    list.push(json!(name));
+                }
+            }
+            for (key, v) in [
+                ("output_bytes", json!(bytes)),
+                ("output_hashes", json!(hash)),
+            ] {
+                if let Some(o) = m.get_mut(key).and_then(|o| o.as_object_mut()) {
+                    o.insert(name.clone(), v);
+                }
+            }
+        }
+    }
+    *manifest != before
+}
+
+/// Up to three of `changes`' phrases, and how many more, for a one-line message.
+pub fn describe_changes(changes: &[(String, String)]) -> String {
+    let mut s = changes
+        .iter()
+        .take(3)
+        .map(|(_, p)| p.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if changes.len() > 3 {
+        s.push_str(&format!("; and {} more", changes.len() - 3));
+    }
+    s
 }

@@ -82,6 +82,15 @@ pub fn run_and_replot(cfg: &Path) -> PathBuf {
     dir
 }
 
+/// The verdicts on the tables of `dir` as they are, without the check that they are the run's
+/// own (which `check` makes first): for tests of how verdicts are recomputed from edited tables.
+pub fn verdicts_of_edited(dir: &Path) -> Vec<crate::experiment::check::Verdict> {
+    let results = crate::experiment::Results::open(dir).unwrap();
+    let kind =
+        crate::experiment::kind_of(&crate::experiment::Registry::builtin(), &results).unwrap();
+    crate::experiment::check::check_results(kind, &results).unwrap()
+}
+
 /// Checks results folder `dir` against its kind's expected numbers; asserts every verdict
 /// passed and returns how many there were.
 pub fn assert_checks_pass(dir: &Path) -> usize {

@@ -2,7 +2,9 @@
 //! manifest, check verdicts, figures, leaderboard and files. Nothing here panics or gives up
 //! on a damaged folder: an unreadable part becomes an error message the pages show.
 
-use crate::experiment::staging::{list_files, read_small};
+use crate::experiment::staging::{
+    describe_changes, hash_file, list_files, output_changes, read_small,
+};
 use crate::experiment::table::{f64_column, read_parquet, str_column, u64_column};
 use anyhow::Result;
 use serde_json::Value;
@@ -65,6 +67,9 @@ pub enum Checks {
     Read(Vec<Check>),
     /// `checks.parquet` exists but cannot be read.
     Error(String),
+    /// The stored verdicts do not describe the folder as it is (an output changed after the
+    /// run, the manifest cannot be read, or they were checked against another manifest): why.
+    Stale(String),
 }
 
 impl Checks {
@@ -182,14 +187,7 @@ fn load(
             }
         });
     let files = list_files(dir).unwrap_or_default();
-    let checks = if dir.join("checks.parquet").exists() {
-        match read_checks(&dir.join("checks.parquet")) {
-            Ok(v) => Checks::Read(v),
-            Err(e) => Checks::Error(format!("{e:#}")),
-        }
-    } else {
-        Checks::NotChecked
-    };
+    let checks = checks_of(dir, manifest.as_ref().ok());
     let leaderboard = dir.join("leaderboard.md").exists().then(|| {
         read_small(&dir.join("leaderboard.md"), MAX_TEXT_BYTES).map_err(|e| format!("{e:#}"))
     });
@@ -275,9 +273,51 @@ fn figures(files: &[String]) -> Vec<Figure> {
     out
 }
 
-/// The verdicts of a `checks.parquet`, failed ones first.
-fn read_checks(path: &Path) -> Result<Vec<Check>> {
+/// The verdicts the report may show for the folder `dir`: only those `check` computed on this
+/// very manifest while every output was as the run wrote it; otherwise why not.
+fn checks_of(dir: &Path, manifest: Option<&Value>) -> Checks {
+    let path = dir.join("checks.parquet");
+    let stored = std::fs::symlink_metadata(&path).is_ok();
+    let Some(manifest) = manifest else {
+        return if stored {
+            Checks::Stale("the manifest cannot be read, so no verdict can be tied to a run; re-run the config".into())
+        } else {
+            Checks::NotChecked
+        };
+    };
+    let changes = output_changes(dir, manifest);
+    if !changes.is_empty() {
+        return Checks::Stale(format!(
+            "the folder no longer holds what its run wrote ({}); re-run the config with --force",
+            describe_changes(&changes)
+        ));
+    }
+    if !stored {
+        return Checks::NotChecked;
+    }
+    let manifest_hash = hash_file(&dir.join("manifest.json"))
+        .map(|h| format!("{h:016x}"))
+        .unwrap_or_default();
+    match read_checks(&path, &manifest_hash) {
+        Ok(Some(v)) => Checks::Read(v),
+        Ok(None) => Checks::Stale(
+            "checks.parquet was written for another manifest than this folder's; run check again"
+                .into(),
+        ),
+        Err(e) => Checks::Error(format!("{e:#}")),
+    }
+}
+
+/// The verdicts of a `checks.parquet`, failed ones first, or `None` when they were not checked
+/// against the manifest whose content hash is `manifest_hash`.
+fn read_checks(path: &Path, manifest_hash: &str) -> Result<Option<Vec<Check>>> {
     let df = read_parquet(path)?;
+    let Ok(hashes) = str_column(&df, "manifest_hash") else {
+        return Ok(None);
+    };
+    if hashes.iter().any(|h| h != manifest_hash) {
+        return Ok(None);
+    }
     let id = str_column(&df, "id")?;
     let what = str_column(&df, "what")?;
     let source = str_column(&df, "source")?;
@@ -302,7 +342,7 @@ fn read_checks(path: &Path) -> Result<Vec<Check>> {
         })
         .collect();
     checks.sort_by_key(|c| c.passed);
-    Ok(checks)
+    Ok(Some(checks))
 }
 
 #[cfg(test)]

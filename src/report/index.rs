@@ -90,6 +90,7 @@ fn index_row(f: &Folder) -> String {
     let checks = match &f.checks {
         Checks::NotChecked => "<span class=\"muted\">not checked</span>".to_string(),
         Checks::Error(_) => "<span class=\"error\">checks.parquet unreadable</span>".to_string(),
+        Checks::Stale(_) => "<span class=\"error\">stale: see its page</span>".to_string(),
         Checks::Read(v) => {
             let passed = v.iter().filter(|c| c.passed).count();
             let failed = v.len() - passed;

@@ -202,6 +202,10 @@ fn checks_section(dir: &str, checks: &Checks) -> String {
             "<p class=\"error\">checks.parquet cannot be read: {}</p>\n",
             escape(e)
         )),
+        Checks::Stale(why) => b.push_str(&format!(
+            "<p class=\"error\">No verdicts shown: {}.</p>\n",
+            escape(why)
+        )),
         Checks::Read(v) => {
             let passed = v.iter().filter(|c| c.passed).count();
             let class = if passed == v.len() { "pass" } else { "fail" };
