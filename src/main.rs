@@ -116,7 +116,9 @@ fn main() {
                 msg = format!("{msg}: {c}");
             }
         }
-        eprintln!("error: {msg}");
+        // A user's megabyte-long value quoted in a cause stays one readable line.
+        use trellis_lab::experiment::config::{clip, compact_numbers};
+        eprintln!("error: {}", clip(&compact_numbers(&msg), 2000));
         std::process::exit(1);
     }
 }
@@ -278,6 +280,8 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
             trellis_lab::exact::full::MAX_LEAVES
         );
     }
+    trellis_lab::experiment::methods::check_exact_memory("--max-exact-leaves", max_exact_leaves)
+        .map_err(anyhow::Error::msg)?;
     let ds = JetDataset::load(&file)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -99,6 +99,42 @@ pub fn measure_peak<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
     (out, installed().then_some(peak))
 }
 
+/// The memory this process may use, in bytes: the least of the machine's physical memory
+/// (`MemTotal`), the cgroup's limit (`memory.max`) and the address-space limit (`ulimit -v`),
+/// where the system tells them; `None` where it tells none.
+pub fn usable_bytes() -> Option<u64> {
+    let mut least: Option<u64> = None;
+    let mut take = |b: Option<u64>| {
+        if let Some(b) = b {
+            least = Some(least.map_or(b, |l| l.min(b)));
+        }
+    };
+    take(std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    }));
+    take(
+        std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+            .ok()
+            .and_then(|t| t.trim().parse().ok()),
+    );
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            take(Some(lim.rlim_cur));
+        }
+    }
+    least
+}
+
 /// Asks the kernel to back the spare capacity of `v` (at least 4 MiB) with transparent huge
 /// pages (`madvise(MADV_HUGEPAGE)` on the 2 MiB-aligned part of the allocation), for tables
 /// that are read in a scattered order. Call it before the memory is first written. A hint:

@@ -80,12 +80,12 @@ pub struct JetDataset {
 #[derive(Debug, thiserror::Error)]
 pub enum JetError {
     /// File could not be read.
-    #[error("cannot read jet file {path}: {source} (check the path)")]
+    #[error("cannot read jet file {path}: {cause} (check the path)")]
     Io {
         /// The file.
         path: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (said in the message, so not a separate source: it is said once).
+        cause: std::io::Error,
     },
     /// File is not valid JSON in the expected schema.
     #[error("jet file {path} is not in the ginkgo_jets JSON schema ({{\"source\", \"jets\": [{{name, n_leaves, t_cut, lam, lam_root, M_hard, leaves}}]}}): {msg}")]
@@ -104,7 +104,7 @@ pub enum JetError {
         msg: String,
     },
     /// Generator parameters that are not usable.
-    #[error("Ginkgo parameter {name} = {value} must be {what} (the QCD value is {typical})")]
+    #[error("Ginkgo parameter {name} = {value:?} must be {what} (the QCD value is {typical})")]
     BadParams {
         /// The parameter.
         name: &'static str,
@@ -143,6 +143,11 @@ pub enum JetError {
     },
 }
 
+/// The smallest energy, `t_cut` or rate a jet may have (smaller ones underflow when squared).
+const MIN_VALUE: f64 = 1e-100;
+/// The largest `t_cut` or rate a jet may have (larger ones overflow the likelihood's terms).
+const MAX_VALUE: f64 = 1e100;
+
 impl Jet {
     /// Checks that the jet can be scored: 1 to 64 leaves, finite values, positive energies,
     /// `n_leaves` consistent, positive `t_cut` and rates, and a truth tree (if any) over the leaves.
@@ -175,7 +180,21 @@ impl Jet {
             }
             if p[0] <= 0.0 {
                 return Err(bad(format!(
-                    "leaf {i} has energy {} <= 0; energies must be positive",
+                    "leaf {i} has energy {:?} <= 0; energies must be positive",
+                    p[0]
+                )));
+            }
+            if p[0] < MIN_VALUE {
+                return Err(bad(format!(
+                    "leaf {i} has energy {:e}, too small: its squared mass underflows; rescale the units (e.g. to GeV)",
+                    p[0]
+                )));
+            }
+            // Time-like or light-like, up to rounding: E >= |p|.
+            let p3 = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
+            if p[0] < p3 * (1.0 - 1e-9) {
+                return Err(bad(format!(
+                    "leaf {i} is space-like: E = {:e} < |p| = {p3:e}; fix the particle (E must be at least |p|)",
                     p[0]
                 )));
             }
@@ -192,8 +211,25 @@ impl Jet {
             ("lam", self.lam),
             ("lam_root", self.lam_root),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(format!("{what} = {v} must be a positive number")));
+            if !(v.is_finite() && (MIN_VALUE..=MAX_VALUE).contains(&v)) {
+                return Err(bad(format!(
+                    "{what} = {v:?} must be a positive number between 1e-100 and 1e100 (Ginkgo's QCD jets: t_cut 16, lam 1.5)"
+                )));
+            }
+        }
+        if self.leaves.len() >= 2 {
+            let mut sum = [0.0f64; 4];
+            for p in &self.leaves {
+                for k in 0..4 {
+                    sum[k] += p[k];
+                }
+            }
+            let mass2 = sum[0] * sum[0] - sum[1] * sum[1] - sum[2] * sum[2] - sum[3] * sum[3];
+            if mass2.is_nan() || mass2 < self.t_cut {
+                return Err(bad(format!(
+                    "its squared mass {mass2:e} is below t_cut = {:e}, so every split is forbidden and no tree has a finite likelihood; lower t_cut or check the leaves",
+                    self.t_cut
+                )));
             }
         }
         if let Some(t) = &self.truth_tree {
@@ -259,9 +295,9 @@ impl JetDataset {
     /// Reads and validates a dataset file (a regular file of at most [`MAX_JET_FILE_BYTES`]).
     pub fn load(path: &Path) -> Result<JetDataset, JetError> {
         let text =
-            super::read_text_limited(path, MAX_JET_FILE_BYTES).map_err(|source| JetError::Io {
+            super::read_text_limited(path, MAX_JET_FILE_BYTES).map_err(|cause| JetError::Io {
                 path: path.display().to_string(),
-                source,
+                cause,
             })?;
         Self::from_json(&text).map_err(|e| match e {
             JetError::Schema { msg, .. } => JetError::Schema {

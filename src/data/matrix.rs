@@ -13,16 +13,25 @@ use std::path::Path;
 /// The largest matrix file read (512 MiB: USPS's training set is 7 MiB).
 pub const MAX_MATRIX_BYTES: u64 = 512 << 20;
 
+/// The most features a points file may have (USPS has 256, animals33 102, pam50 50).
+pub const MAX_FEATURES: usize = 10_000;
+
+/// The most values (points × features) a points file may have (all of USPS: 2.4 million).
+pub const MAX_CELLS: usize = 10_000_000;
+
+/// Bytes the methods hold per value at their peak (copies, message passing, table columns).
+const BYTES_PER_CELL: f64 = 150.0;
+
 /// Problems reading a matrix file.
 #[derive(Debug, thiserror::Error)]
 pub enum MatrixError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Io {
         /// The file.
         path: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (said in the message, so not a separate source: it is said once).
+        cause: std::io::Error,
     },
     /// The file was read but is not a matrix of the expected layout.
     #[error("{path} line {line}: {msg}")]
@@ -127,9 +136,9 @@ impl PointMatrix {
     /// Reads `path` (a regular file of at most [`MAX_MATRIX_BYTES`]) with layout `spec`.
     pub fn load(path: &Path, spec: &MatrixSpec) -> Result<PointMatrix, MatrixError> {
         let text =
-            super::read_text_limited(path, MAX_MATRIX_BYTES).map_err(|source| MatrixError::Io {
+            super::read_text_limited(path, MAX_MATRIX_BYTES).map_err(|cause| MatrixError::Io {
                 path: path.display().to_string(),
-                source,
+                cause,
             })?;
         let spec = MatrixSpec {
             delimiter: Some(
@@ -234,6 +243,17 @@ impl PointMatrix {
                 })?),
             },
         };
+        let dim = width - usize::from(label_at.is_some());
+        let n_rows = rows.len();
+        if dim > MAX_FEATURES || n_rows.saturating_mul(dim) > MAX_CELLS {
+            return Err(err(
+                0,
+                format!(
+                    "{n_rows} points × {dim} features is more than the limit of {MAX_FEATURES} features and {MAX_CELLS} values: it would take about {:.1} GiB of memory; keep fewer features (or points)",
+                    n_rows as f64 * dim as f64 * BYTES_PER_CELL / (1u64 << 30) as f64
+                ),
+            ));
+        }
         let features: Vec<String> = match &header {
             Some((_, h)) => h
                 .iter()
@@ -292,6 +312,15 @@ impl PointMatrix {
                             "column {} holds {}, not a finite number",
                             column_name(&header, i),
                             shorten(&cell)
+                        ),
+                    ));
+                }
+                if x.abs() > super::MAX_ABS_VALUE {
+                    return Err(err(
+                        line,
+                        format!(
+                            "column {} holds {x:e}, beyond ±1e100: the models square and sum values, which would overflow; rescale the data",
+                            column_name(&header, i)
                         ),
                     ));
                 }

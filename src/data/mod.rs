@@ -14,6 +14,50 @@ pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The largest magnitude a data value may have: the models square values and sum them over
+/// points and features, so larger ones would overflow (±1e100 leaves room for both).
+pub const MAX_ABS_VALUE: f64 = 1e100;
+
+/// `s` cut to at most `max` characters, with how much was left out (so a megabyte-long label
+/// or value quoted in an error stays readable on one line).
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &s[..cut],
+            s[cut..].chars().count()
+        ),
+    }
+}
+
+/// `s` with every run of more than 24 digits (a huge or tiny number printed in full, e.g.
+/// `1e308` as 309 digits) written in scientific notation instead.
+pub fn compact_numbers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        if i == start {
+            let c = s[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8().max(1);
+            continue;
+        }
+        let run = &s[start..i];
+        let digits = run.bytes().filter(u8::is_ascii_digit).count();
+        match run.parse::<f64>() {
+            Ok(v) if digits > 24 => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(run),
+        }
+    }
+    out
+}
+
 /// Reads a user's data file as text: only a regular file (never a device or a pipe such as
 /// `/dev/zero`), and at most `limit` bytes (the error says the limit).
 pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
@@ -43,6 +87,24 @@ pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn long_numbers_are_written_in_scientific_notation() {
+        let huge = format!("beta = {} must be", 1e308);
+        assert_eq!(super::compact_numbers(&huge), "beta = 1e308 must be");
+        assert_eq!(
+            super::compact_numbers("N = 27, 3.5 GiB é"),
+            "N = 27, 3.5 GiB é"
+        );
+        let tiny = format!("x = {}", 1e-30);
+        assert_eq!(super::compact_numbers(&tiny), "x = 1e-30");
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_says_what_it_cut() {
+        assert_eq!(super::clip("abc", 3), "abc");
+        assert_eq!(super::clip("abcdé", 2), "ab… (3 more characters)");
+    }
+
     #[test]
     fn devices_and_oversized_files_are_refused() {
         let e = super::read_text_limited(std::path::Path::new("/dev/zero"), 1 << 20).unwrap_err();

@@ -160,14 +160,22 @@ impl Pam50 {
                             err(
                                 expr_path,
                                 k + 2,
-                                format!("gene {} value {v:?} is not a number or NA", genes[g]),
+                                format!(
+                                    "gene {} value {:?} is not a number or NA",
+                                    super::clip(&genes[g], 40),
+                                    super::clip(v, 40)
+                                ),
                             )
                         })?;
-                        if !x.is_finite() {
+                        if !x.is_finite() || x.abs() > super::MAX_ABS_VALUE {
                             return Err(err(
                                 expr_path,
                                 k + 2,
-                                format!("gene {} value {v} is not finite", genes[g]),
+                                format!(
+                                    "gene {} value {} is not a finite number within ±1e100; rescale the data",
+                                    super::clip(&genes[g], 40),
+                                    super::clip(v, 40)
+                                ),
                             ));
                         }
                         Some(x)

@@ -82,6 +82,32 @@ impl TrellisCost {
     }
 }
 
+/// `Err(TooMuchMemory)` when a trellis over `n` leaves, needing `bytes(n)` bytes (`cost` for
+/// the message), would not fit in the memory this process may use
+/// ([`crate::memory::usable_bytes`]; nothing is refused where the system tells no limit).
+pub fn check_memory(
+    n: usize,
+    cost: &TrellisCost,
+    bytes: impl Fn(usize) -> f64,
+) -> Result<(), ExactError> {
+    let Some(usable) = crate::memory::usable_bytes() else {
+        return Ok(());
+    };
+    if bytes(n) <= usable as f64 {
+        return Ok(());
+    }
+    let fits = (1..n)
+        .rev()
+        .find(|&k| bytes(k) <= usable as f64)
+        .unwrap_or(0);
+    Err(ExactError::TooMuchMemory {
+        n,
+        cost: *cost,
+        usable,
+        fits,
+    })
+}
+
 /// The full cluster trellis over all subsets of `N` leaves, after the bottom-up pass.
 #[derive(Clone, Debug)]
 pub struct FullTrellis {
@@ -125,6 +151,8 @@ impl FullTrellis {
                 cost,
             });
         }
+        let stat_bytes = std::mem::size_of::<M::Stat>();
+        check_memory(n, &cost, |k| TrellisCost::of(k, stat_bytes).bytes)?;
         let stats = model.stat_table()?;
         // The records are read in a scattered order: back them by 2 MiB pages where the system
         // allows it (before first touch), so that a read costs no TLB miss (with 4 KiB pages the

@@ -101,6 +101,10 @@ impl MapTrellis {
                 limit: max_leaves.min(MAX_LEAVES),
             });
         }
+        // Records of the map value and statistics, and a back-pointer per cluster.
+        let per_subset = (std::mem::size_of::<Record<M::Stat>>() + 4) as f64;
+        let cost = super::full::TrellisCost::of(n, std::mem::size_of::<M::Stat>());
+        super::full::check_memory(n, &cost, |k| 2f64.powi(k as i32) * per_subset)?;
         let stats = model.stat_table()?;
         if stats.len() != 1usize << n {
             return Err(ExactError::BadStatTable {

@@ -34,6 +34,21 @@ pub enum ExactError {
         /// What the run would cost.
         cost: TrellisCost,
     },
+    /// The instance would need more memory than the process may use.
+    #[error(
+        "N = {n} leaves would need about {} of memory for the exact trellis, more than the {} this process may use (~{} on 2 cores besides); at most {fits} leaves fit here: lower the limit (config key `max_exact_leaves`) to {fits} or less, or use beam search, greedy or A*",
+        human_bytes(.cost.bytes), human_bytes(*.usable as f64), human_seconds(.cost.seconds)
+    )]
+    TooMuchMemory {
+        /// Number of leaves asked for.
+        n: usize,
+        /// What the run would cost.
+        cost: TrellisCost,
+        /// Bytes this process may use ([`crate::memory::usable_bytes`]).
+        usable: u64,
+        /// The most leaves whose trellis fits.
+        fits: usize,
+    },
     /// A cluster that is empty or names leaves outside `0..N`.
     #[error("cluster {cluster} is not a non-empty subset of the {n} leaves 0..{n}; name leaves by their index")]
     BadCluster {

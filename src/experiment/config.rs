@@ -209,7 +209,7 @@ pub fn kind_sections<T: serde::de::DeserializeOwned>(
     serde_json::from_value(v)
 }
 
-pub use crate::data::one_line;
+pub use crate::data::{clip, compact_numbers, one_line};
 
 /// Makes a relative `path` relative to `base`.
 pub fn resolve(path: &mut PathBuf, base: &Path) {
@@ -233,6 +233,6 @@ pub fn positive(key: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(format!("{key} = {v} must be a positive number"))
+        Err(format!("{key} = {v:?} must be a positive number"))
     }
 }

@@ -278,6 +278,18 @@ impl Default for MethodsSection {
     }
 }
 
+/// `Err` naming `key` when the exact trellis over `n` leaves (the Ginkgo model's tables, the
+/// largest of the energy models') would not fit in the memory this process may use: refused
+/// before any output, with the most leaves that fit.
+pub fn check_exact_memory(key: &str, n: usize) -> Result<(), String> {
+    use crate::exact::full::{check_memory, TrellisCost};
+    let stat = std::mem::size_of::<crate::model::ginkgo::GinkgoStat>();
+    check_memory(n, &TrellisCost::of(n, stat), |k| {
+        TrellisCost::of(k, stat).bytes
+    })
+    .map_err(|e| format!("{key} = {n} is too large for this machine: {e}"))
+}
+
 impl MethodsSection {
     /// Whether `m` is switched on (truth always is: it runs wherever a truth tree exists).
     pub fn enabled(&self, m: Method) -> bool {
@@ -315,7 +327,7 @@ impl MethodsSection {
                 crate::exact::full::MAX_LEAVES
             ));
         }
-        Ok(())
+        check_exact_memory("methods.max_exact_leaves", self.max_exact_leaves)
     }
 
     /// For kinds that read only some keys of `[methods]`: an error naming the first key set to

@@ -9,7 +9,7 @@
 //!
 //! Per-cluster statistics hold the positive and the negative internal sums, so a split is O(1).
 
-use super::error::{check_beta, ModelError};
+use super::error::{check_beta_scale, ModelError};
 use super::weights::WeightMatrix;
 use super::SplitModel;
 use crate::subset::Subset;
@@ -34,7 +34,7 @@ impl CorrelationModel {
     /// The model for signed `weights` at inverse temperature `beta` (a positive finite number;
     /// anything else is [`ModelError::BadBeta`]).
     pub fn new(weights: WeightMatrix, beta: f64) -> Result<CorrelationModel, ModelError> {
-        let beta = check_beta(beta)?;
+        let beta = check_beta_scale(beta, weights.len(), weights.abs_sum())?;
         Ok(CorrelationModel { weights, beta })
     }
 

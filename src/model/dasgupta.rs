@@ -8,7 +8,7 @@
 //! Per-cluster statistics hold the internal weight `W(S)`, so `w(A, B) = W(A ∪ B) - W(A) - W(B)`
 //! costs O(1) per split.
 
-use super::error::{check_beta, ModelError};
+use super::error::{check_beta_scale, ModelError};
 use super::weights::WeightMatrix;
 use super::SplitModel;
 use crate::subset::Subset;
@@ -25,7 +25,7 @@ impl DasguptaModel {
     /// non-negative; negative ones are allowed, e.g. for the negated weights of Section 4.4).
     /// `beta` must be a positive finite number ([`ModelError::BadBeta`] otherwise).
     pub fn new(weights: WeightMatrix, beta: f64) -> Result<DasguptaModel, ModelError> {
-        let beta = check_beta(beta)?;
+        let beta = check_beta_scale(beta, weights.len(), weights.abs_sum())?;
         Ok(DasguptaModel { weights, beta })
     }
 

@@ -18,7 +18,7 @@ pub enum ModelError {
         n: usize,
     },
     /// `w[i][j] != w[j][i]`.
-    #[error("weight matrix is not symmetric: w[{i}][{j}] = {a} but w[{j}][{i}] = {b}; pass a symmetric matrix")]
+    #[error("weight matrix is not symmetric: w[{i}][{j}] = {a:?} but w[{j}][{i}] = {b:?}; pass a symmetric matrix")]
     NotSymmetric {
         /// Row.
         i: usize,
@@ -30,7 +30,9 @@ pub enum ModelError {
         b: f64,
     },
     /// NaN or infinite weight.
-    #[error("weight w[{i}][{j}] = {v} is not a finite number; replace it (e.g. by 0 for no edge)")]
+    #[error(
+        "weight w[{i}][{j}] = {v:?} is not a finite number; replace it (e.g. by 0 for no edge)"
+    )]
     NotFinite {
         /// Row.
         i: usize,
@@ -46,15 +48,23 @@ pub enum ModelError {
         n: usize,
     },
     /// A temperature that is not a positive finite number.
-    #[error("beta must be a positive finite number, got {beta} (pass e.g. beta = 1)")]
+    #[error("beta must be a positive finite number, got {beta:?} (pass e.g. beta = 1)")]
     BadBeta {
         /// The value passed.
         beta: f64,
     },
+    /// A temperature so large that the log-potentials overflow.
+    #[error("beta = {beta:?} is too large for these weights: beta × N × Σ|w| = {scale:e} would overflow the log-potentials (at most 1e300); lower beta (the papers use 1)")]
+    BetaTooLarge {
+        /// The value passed.
+        beta: f64,
+        /// `beta × N × Σ_{i<j} |w_ij|`.
+        scale: f64,
+    },
     /// A Ginkgo parameter (`t_cut`, `lambda`, `lambda_root`) that is not a positive finite
     /// number.
     #[error(
-        "{name} must be a positive finite number, got {value} (the Ginkgo QCD value is {typical})"
+        "{name} must be a positive finite number, got {value:?} (the Ginkgo QCD value is {typical})"
     )]
     BadParameter {
         /// The parameter.
@@ -74,7 +84,7 @@ pub enum ModelError {
     },
     /// A leaf four-vector with a NaN or infinite component.
     #[error(
-        "leaf {i} has a non-finite four-vector component {value}; remove or fix that particle"
+        "leaf {i} has a non-finite four-vector component {value:?}; remove or fix that particle"
     )]
     NonFiniteLeaf {
         /// The leaf.
@@ -106,6 +116,22 @@ pub(crate) fn check_table_size(n: usize) -> Result<(), ModelError> {
         });
     }
     Ok(())
+}
+
+/// Bound on `beta × N × Σ|w|` (and on `beta` alone): every merge's log-potential, and every sum
+/// of them over a tree, is then at most 1e300 in size (a tree's Dasgupta cost is at most
+/// `N · Σ|w|`, its correlation energy at most `(N − 1) · Σ|w|`), so none overflows.
+pub const MAX_BETA_SCALE: f64 = 1e300;
+
+/// `Ok(beta)` when `beta` is a positive finite number small enough that `beta` times the
+/// weights of `n` points, of absolute sum `abs_sum`, overflows no log-potential.
+pub(crate) fn check_beta_scale(beta: f64, n: usize, abs_sum: f64) -> Result<f64, ModelError> {
+    let beta = check_beta(beta)?;
+    let scale = beta * n as f64 * abs_sum;
+    if beta > MAX_BETA_SCALE || scale.is_nan() || scale > MAX_BETA_SCALE {
+        return Err(ModelError::BetaTooLarge { beta, scale });
+    }
+    Ok(beta)
 }
 
 /// `Ok(beta)` when `beta` is a positive finite number.

@@ -51,6 +51,14 @@ impl WeightMatrix {
         self.n
     }
 
+    /// `Σ_{i<j} |w_ij|` (infinite when the sum overflows).
+    pub fn abs_sum(&self) -> f64 {
+        (0..self.n)
+            .flat_map(|i| (i + 1..self.n).map(move |j| (i, j)))
+            .map(|(i, j)| self.at(i, j).abs())
+            .sum()
+    }
+
     /// True for an empty matrix.
     pub fn is_empty(&self) -> bool {
         self.n == 0

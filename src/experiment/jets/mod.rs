@@ -14,7 +14,7 @@ mod source;
 mod tests;
 
 pub use run::{check_exact_limits, score_jet, write_jets_table, write_table1, JetScores, Table1};
-pub use source::{DataSource, JetType, JetsSection, MAX_JETS};
+pub use source::{DataSource, JetType, JetsSection, MAX_JETS, MAX_TRIES, TRY_COST};
 
 use crate::experiment::check::{expected_for, Expected, Measure};
 use crate::experiment::kind::{Experiment, Results, RunContext};

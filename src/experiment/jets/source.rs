@@ -16,6 +16,16 @@ pub const JET_COST: crate::experiment::limits::UnitCost = crate::experiment::lim
     seconds: 1e-2,
 };
 
+/// The most generator draws a key may allow (the configs use up to 10^6).
+pub const MAX_TRIES: usize = 100_000_000;
+
+/// What one generator draw costs (a simulated shower, kept or not).
+pub const TRY_COST: crate::experiment::limits::UnitCost = crate::experiment::limits::UnitCost {
+    unit: "generator draw",
+    bytes: 0.0,
+    seconds: 2e-5,
+};
+
 /// Where jets come from.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -138,6 +148,12 @@ impl JetsSection {
                         JET_COST,
                     )?,
                     _ => {}
+                }
+                if let Some(t) = self.max_tries {
+                    if t == 0 {
+                        return Err("jets.max_tries must be at least 1 (or absent for the default of 100 per jet)".into());
+                    }
+                    crate::experiment::limits::check_size("jets.max_tries", t, MAX_TRIES, TRY_COST)?;
                 }
                 let p = self.generator_params();
                 for (k, v) in [

@@ -131,11 +131,11 @@ impl Experiment for Pam50 {
             }
         }
         positive("pam50.beta", p.beta)?;
-        if p.per_class == 0 && p.unlabelled < 2 {
-            return Err(
-                "pam50 needs at least two samples: raise pam50.per_class or pam50.unlabelled"
-                    .into(),
-            );
+        if p.per_class < 2 {
+            return Err(format!(
+                "pam50.per_class = {} must be at least 2: dendrogram purity needs two samples of one subtype (the paper uses 2)",
+                p.per_class
+            ));
         }
         Ok(())
     }

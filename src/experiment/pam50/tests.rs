@@ -46,9 +46,9 @@ fn figure_8_config_gives_the_accepted_numbers_and_redraws_identically() {
 
 #[test]
 fn small_run_writes_every_output_and_a_missing_folder_is_one_line() {
-    // The old command-line test: one sample per subtype and two unknown.
+    // Two samples per subtype (purity needs pairs) and two unknown.
     let dir = scratch("pam50-small");
-    let text = "[experiment]\nkind = \"pam50\"\nname = \"p\"\nseed = 3\noutput_dir = \"{out}\"\n[pam50]\npath = \"{data}/pam50\"\nper_class = 1\nunlabelled = 2\n";
+    let text = "[experiment]\nkind = \"pam50\"\nname = \"p\"\nseed = 3\noutput_dir = \"{out}\"\n[pam50]\npath = \"{data}/pam50\"\nper_class = 2\nunlabelled = 2\n";
     let res = run_and_replot(&write_config(&dir, "p", text));
     for f in [
         "pam50_raw.png",
@@ -90,7 +90,7 @@ fn small_run_writes_every_output_and_a_missing_folder_is_one_line() {
         "r",
         &text
             .replace("name = \"p\"", "name = \"r\"")
-            .replace("per_class = 1", "per_class = 5"),
+            .replace("per_class = 2", "per_class = 5"),
     );
     let err = format!("{:#}", run_config(&big, true).unwrap_err());
     assert!(
@@ -153,6 +153,8 @@ fn config_errors_name_the_key_and_the_fix() {
         ("weights = [\"log\"]\n", "log"),
         ("beta = -1.0\n", "pam50.beta"),
         ("per_class = 0\nunlabelled = 1\n", "pam50.per_class"),
+        ("per_class = 0\nunlabelled = 5\n", "pam50.per_class = 0 must be at least 2"),
+        ("per_class = 1\n", "pam50.per_class = 1 must be at least 2"),
         ("perclass = 1\n", "perclass"),
         ("[methods]\ngreedy = false\n", "methods.greedy"),
         ("[methods]\nmax_exact_leaves = 40\n", "methods.max_exact_leaves"),

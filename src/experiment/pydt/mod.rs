@@ -491,6 +491,16 @@ fn validate_map(m: &MapPart) -> Result<(), String> {
         },
     )?;
     check_size(
+        "pydt.map.search.candidate_ep_rounds",
+        s.candidate_ep_rounds,
+        10_000,
+        UnitCost {
+            unit: "EP round per candidate",
+            bytes: 0.0,
+            seconds: 0.01,
+        },
+    )?;
+    check_size(
         "pydt.map.search.list_size",
         s.list_size,
         1000,
@@ -507,7 +517,7 @@ fn validate_map(m: &MapPart) -> Result<(), String> {
         ] {
             if !(shape.is_finite() && shape > 0.0 && rate.is_finite() && rate > 0.0) {
                 return Err(format!(
-                    "pydt.map.search.{k}.{what} = [{shape}, {rate}] must be a Gamma (shape, rate) with both > 0"
+                    "pydt.map.search.{k}.{what} = [{shape:?}, {rate:?}] must be a Gamma (shape, rate) with both > 0"
                 ));
             }
         }

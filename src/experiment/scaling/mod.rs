@@ -58,6 +58,9 @@ pub struct ScalingSection {
     pub repeats: usize,
 }
 
+/// The most repeats of each timing (the best of a few is the usual practice).
+pub const MAX_REPEATS: usize = 100;
+
 fn one() -> usize {
     1
 }
@@ -102,6 +105,23 @@ impl Experiment for Scaling {
                 "scaling needs 2 <= scaling.n_min <= scaling.n_max, scaling.step >= 1 and scaling.repeats >= 1".into(),
             );
         }
+        // One repeat times both trellises at every size.
+        let stat = std::mem::size_of::<crate::model::ginkgo::GinkgoStat>();
+        let repeat_seconds: f64 = s
+            .sizes()
+            .iter()
+            .map(|&n| 2.0 * 2.0 * crate::exact::TrellisCost::of(n, stat).seconds)
+            .sum();
+        crate::experiment::limits::check_size(
+            "scaling.repeats",
+            s.repeats,
+            MAX_REPEATS,
+            crate::experiment::limits::UnitCost {
+                unit: "repeat of every size",
+                bytes: 0.0,
+                seconds: repeat_seconds,
+            },
+        )?;
         if s.n_max > cfg.methods.max_exact_leaves {
             return Err(format!(
                 "scaling.n_max = {} exceeds methods.max_exact_leaves = {}; raise max_exact_leaves (each extra leaf triples the time) or lower n_max",

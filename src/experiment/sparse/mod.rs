@@ -137,6 +137,14 @@ impl Experiment for Sparse {
                 "sparse.seed_beam_size must be at least 1 (or absent for the paper's rule)".into(),
             );
         }
+        if let Some(b) = s.seed_beam_size {
+            crate::experiment::limits::check_size(
+                "sparse.seed_beam_size",
+                b,
+                crate::experiment::methods::MAX_BEAM,
+                crate::experiment::methods::BEAM_COST,
+            )?;
+        }
         Ok(())
     }
 

@@ -119,6 +119,14 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
             if s.max_tries == Some(0) {
                 return Err(format!("{} = 0; allow at least 1 try", key(i, "max_tries")));
             }
+            if let Some(t) = s.max_tries {
+                crate::experiment::limits::check_size(
+                    &key(i, "max_tries"),
+                    t,
+                    crate::experiment::jets::MAX_TRIES,
+                    crate::experiment::jets::TRY_COST,
+                )?;
+            }
         }
         Source::Test100 => {
             if instances > TEST100_JETS {
