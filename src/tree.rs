@@ -272,15 +272,33 @@ impl Tree {
     /// The sum of `log psi` over the internal nodes: the tree's log-likelihood (energy) under
     /// `model`. `-inf` when any split is forbidden; NaN when the tree has a leaf the model does
     /// not (an index at or above `model.n_leaves()`).
+    ///
+    /// The one canonical scorer: every method's tree is scored here, so equal trees get equal
+    /// bits whatever found them. It sums as the exact trellis does, cluster by cluster from the
+    /// leaves up: the value of a cluster split into `A` (the part holding its lowest leaf) and
+    /// `B` is `(log psi(A, B) + value(A)) + value(B)`. So the trellis's MAP tree scores the
+    /// trellis's MAP value bit for bit and, as rounding is monotone, no tree scores above it.
     pub fn log_likelihood<M: SplitModel + ?Sized>(&self, model: &M) -> f64 {
         let n = model.n_leaves();
         if n < Subset::MAX_LEAVES && !self.leaves().is_subset_of(Subset::full(n)) {
             return f64::NAN;
         }
-        self.splits()
-            .iter()
-            .map(|&(a, b)| model.log_psi(a, b))
-            .sum()
+        let clusters = self.node_clusters();
+        // Children before parents: by cluster size.
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+        order.sort_by_key(|&v| clusters[v].len());
+        let mut value = vec![0.0f64; self.nodes.len()];
+        for v in order {
+            if let Node::Internal(l, r) = self.nodes[v] {
+                let (a, b) = if clusters[l].lowest() < clusters[r].lowest() {
+                    (l, r)
+                } else {
+                    (r, l)
+                };
+                value[v] = model.log_psi(clusters[a], clusters[b]) + value[a] + value[b];
+            }
+        }
+        value[self.root]
     }
 
     /// Canonical Newick with integer leaf labels, e.g. `((0,1),2);`.

@@ -1,7 +1,8 @@
 //! The MAP-only trellis (`exact::MapTrellis`) against the full trellis: the same MAP value, for
 //! every cluster, and the same MAP tree, bit for bit, on hundreds of seeded Ginkgo jets and
-//! Dasgupta graphs; the Ginkgo bound that lets it skip splits holds on every split; `-inf`,
-//! errors and thread counts.
+//! Dasgupta graphs; the canonical score of every tree (`Tree::log_likelihood`) gives the MAP tree
+//! the MAP value bit for bit and no beam or greedy tree more; the Ginkgo bound that lets it skip
+//! splits holds on every split; `-inf`, errors and thread counts.
 
 use trellis_lab::data::ginkgo::GinkgoParams;
 use trellis_lab::data::graphs::{planted_partition, signed_uniform_weights};
@@ -58,9 +59,28 @@ fn assert_same_map<M: SplitModel>(name: &str, m: &M) -> (u64, u64) {
             map.map_tree().to_newick_as_built(),
             "{name}"
         );
+        // The one canonical scorer gives the MAP tree the trellis's MAP value bit for bit, and
+        // no tree another method finds scores above it; equal trees score equal bits.
         let t = map.map_tree();
-        let ll = t.log_likelihood(m);
-        assert!((ll - map.map_log_likelihood()).abs() <= 1e-9 * ll.abs().max(1.0));
+        let best = map.map_log_likelihood();
+        assert_eq!(t.log_likelihood(m).to_bits(), best.to_bits(), "{name}");
+        let beam = trellis_lab::search::beam_search(m, 3 * n).unwrap();
+        let greedy = trellis_lab::search::greedy(m).unwrap();
+        for (method, f) in [("beam", beam), ("greedy", greedy)] {
+            assert!(f.log_likelihood <= best, "{name}: {method} above the MAP");
+            assert_eq!(
+                f.log_likelihood.to_bits(),
+                f.tree.log_likelihood(m).to_bits(),
+                "{name}: {method}"
+            );
+            if f.tree.clusters() == t.clusters() {
+                assert_eq!(
+                    f.log_likelihood.to_bits(),
+                    best.to_bits(),
+                    "{name}: {method}"
+                );
+            }
+        }
     }
     let splits = 3u64.pow(n as u32).div_ceil(2) - (1 << n);
     assert_eq!(map.splits_visited(), splits, "{name}");
@@ -234,4 +254,23 @@ fn results_do_not_depend_on_the_thread_count() {
         full.map_log_likelihood().to_bits(),
         one.map_log_likelihood().to_bits()
     );
+}
+
+#[test]
+fn the_canonical_score_settles_what_a_plain_sum_left_to_rounding() {
+    // A plain sum of the MAP tree's log psi (the scorer before the canonical one) misses the
+    // trellis's MAP value in the last bits on some of these jets, and a beam tree could then
+    // score above the exact MAP; the canonical score never does (see `assert_same_map`).
+    let mut differ = 0;
+    for (_, m) in ginkgo_instances() {
+        let full = FullTrellis::build(&m).unwrap();
+        let t = full.map_tree();
+        let plain: f64 = t.splits().iter().map(|&(a, b)| m.log_psi(a, b)).sum();
+        differ += usize::from(plain.to_bits() != full.map_log_likelihood().to_bits());
+        assert_eq!(
+            t.log_likelihood(&m).to_bits(),
+            full.map_log_likelihood().to_bits()
+        );
+    }
+    assert!(differ > 0, "no jet where the plain sum differs");
 }

@@ -86,10 +86,12 @@ impl Method {
         let m = problem.model;
         let n = m.n_leaves();
         let t0 = Instant::now();
-        let found = |tree: Tree, log_likelihood: f64| Found {
+        // Every tree is scored by the one canonical scorer, whatever found it (the trellis's
+        // MAP tree scores its MAP value bit for bit; no other tree scores above it).
+        let found = |tree: Tree| Found {
             newick: tree.to_newick(),
+            log_likelihood: tree.log_likelihood(m),
             tree,
-            log_likelihood,
             seconds: t0.elapsed().as_secs_f64(),
             exact: None,
             sparse: None,
@@ -98,7 +100,11 @@ impl Method {
             Method::Trellis => {
                 let t = FullTrellis::build_with_limit(m, opts.max_exact_leaves)
                     .with_context(|| problem.name.to_string())?;
-                let mut f = found(t.map_tree(), t.map_log_likelihood());
+                let mut f = found(t.map_tree());
+                debug_assert!(
+                    t.map_log_likelihood() == f.log_likelihood
+                        || t.map_log_likelihood() == f64::NEG_INFINITY
+                );
                 f.exact = Some(ExactFacts {
                     log_z: t.log_partition(),
                     n_trees_finite: t.n_trees_finite(),
@@ -108,7 +114,7 @@ impl Method {
             Method::MapTrellis => {
                 let t = MapTrellis::build_with_limit(m, opts.max_exact_leaves)
                     .with_context(|| problem.name.to_string())?;
-                found(t.map_tree(), t.map_log_likelihood())
+                found(t.map_tree())
             }
             Method::Sparse => {
                 let seeds: Vec<Tree> = beam_search_all(m, opts.sparse_seed_trees, Dedup::Clusters)
@@ -121,9 +127,11 @@ impl Method {
                 let tree = sp.map_tree(&r)?;
                 Found {
                     newick: tree.as_ref().map(|t| t.to_newick()).unwrap_or_default(),
+                    log_likelihood: tree
+                        .as_ref()
+                        .map_or(r.map_log_likelihood(), |t| t.log_likelihood(m)),
                     // A single leaf only when no encoded tree has finite likelihood.
                     tree: tree.unwrap_or_else(|| Tree::leaf(0)),
-                    log_likelihood: r.map_log_likelihood(),
                     seconds: t0.elapsed().as_secs_f64(),
                     exact: None,
                     sparse: Some(SparseFacts {
@@ -136,25 +144,24 @@ impl Method {
                 let size = opts.beam_size.unwrap_or_else(|| default_beam_size(n));
                 let f = beam_search_with(m, size, opts.beam_dedup)
                     .with_context(|| problem.name.to_string())?;
-                found(f.tree, f.log_likelihood)
+                found(f.tree)
             }
             Method::Greedy => {
                 let f = greedy(m).with_context(|| problem.name.to_string())?;
-                found(f.tree, f.log_likelihood)
+                found(f.tree)
             }
             Method::AverageLinkage => {
                 let Some(w) = problem.similarities else {
                     return Ok(None);
                 };
                 let t = average_linkage(w).with_context(|| problem.name.to_string())?;
-                let ll = t.log_likelihood(m);
-                found(t, ll)
+                found(t)
             }
             Method::Truth => {
                 let Some(t) = problem.truth else {
                     return Ok(None);
                 };
-                let mut f = found(t.clone(), t.log_likelihood(m));
+                let mut f = found(t.clone());
                 f.seconds = 0.0;
                 f
             }

@@ -161,9 +161,11 @@ pub fn beam_search_all<M: SplitModel>(
             let tree = Tree::from_splits_trusted(Subset::full(n), |s| {
                 children.remove(&s).expect("merge recorded")
             });
+            // The canonical score (the search ranks by its running sum, which may differ in
+            // the last bits).
             Found {
+                log_likelihood: tree.log_likelihood(model),
                 tree,
-                log_likelihood: st.total,
             }
         })
         .collect())

@@ -37,7 +37,6 @@ pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
                 .collect()
         })
         .collect();
-    let mut total = 0.0;
     while clusters.len() > 1 {
         let k = clusters.len();
         let (mut bi, mut bj, mut best) = (0, 1, f64::NEG_INFINITY);
@@ -49,7 +48,6 @@ pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
                 }
             }
         }
-        total += best;
         // Remove j then i (j > i) and append the merged cluster.
         let cj = clusters.remove(bj);
         let ci = clusters.remove(bi);
@@ -69,8 +67,9 @@ pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
         score.push(vec![0.0; clusters.len()]);
     }
     let (_, tree, _) = clusters.pop().expect("n >= 1 clusters merge into one");
+    // The canonical score, whatever order the merges were found in.
     Ok(Found {
+        log_likelihood: tree.log_likelihood(model),
         tree,
-        log_likelihood: total,
     })
 }
