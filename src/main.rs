@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use trellis_lab::data::ginkgo::JetDataset;
 use trellis_lab::experiment::jets::{check_exact_limits, score_jet};
 use trellis_lab::experiment::methods::{Method, MethodsSection, BEAM_COST, MAX_BEAM};
-use trellis_lab::experiment::{check_results, plot_results, Outcome, Registry};
+use trellis_lab::experiment::{plot_results, Outcome, Registry};
 use trellis_lab::search::Dedup;
 
 // Heap accounting for the per-job peak memory experiments record (two relaxed atomics per
@@ -88,6 +88,61 @@ enum Command {
         /// The configs folder (its catalog is ../experiments/catalog.toml).
         #[arg(default_value = "configs")]
         configs: PathBuf,
+    },
+    /// Print a ready config for a data file of your own: `jets` (Table 1 and Figure 5 on a jets
+    /// JSON) or `board` (every method on a jets JSON, a points CSV/TSV or a similarity matrix).
+    /// Save it anywhere and `run` it: the data path in it is absolute.
+    Init {
+        /// `jets` or `board`.
+        kind: String,
+        /// The data file: a jets .json, a points .csv/.tsv with a header, or (with
+        /// --similarity) a square similarity matrix.
+        file: PathBuf,
+        /// The points file's column holding each point's class.
+        #[arg(long)]
+        label_column: Option<String>,
+        /// The file is a square similarity matrix (header = point names), not points.
+        #[arg(long)]
+        similarity: bool,
+        /// The experiment name (results folder), default: the file's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// The master seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Cluster a data file of your own with every method that applies (or --methods): writes
+    /// OUTPUT_DIR/NAME.toml (the config), OUTPUT_DIR/NAME/ (trees as Newick, every method's
+    /// scores in Parquet, a dendrogram per method, heatmaps) and the report OUTPUT_DIR/index.html.
+    Cluster {
+        /// The data file: a jets .json, a points .csv/.tsv with a header, or (with
+        /// --similarity) a square similarity matrix.
+        file: PathBuf,
+        /// Methods, comma-separated (trellis, sparse, beam, greedy, average_linkage, kt,
+        /// cambridge_aachen, anti_kt, mpost2, mgreedy, ddt, pydt); default all that apply.
+        #[arg(long, value_delimiter = ',')]
+        methods: Option<Vec<String>>,
+        /// The points file's column holding each point's class (purity and ARI against it).
+        #[arg(long)]
+        label_column: Option<String>,
+        /// The file is a square similarity matrix (header = point names), not points.
+        #[arg(long)]
+        similarity: bool,
+        /// Where the config, the results folder and the report go.
+        #[arg(long, default_value = "results")]
+        output_dir: PathBuf,
+        /// The experiment name (results folder), default: the file's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// The master seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The exact trellis (and exact posterior ranks) up to this many points (at most 20).
+        #[arg(long, default_value_t = 16)]
+        max_exact_leaves: usize,
+        /// Recompute even if the results are up to date.
+        #[arg(long)]
+        force: bool,
     },
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
     Score {
@@ -181,7 +236,93 @@ fn real_main(cli: Cli) -> Result<()> {
             beam_size,
             max_exact_leaves,
         } => score(file, beam_size, max_exact_leaves),
+        Command::Init {
+            kind,
+            file,
+            label_column,
+            similarity,
+            name,
+            seed,
+        } => {
+            use trellis_lab::experiment::own_data::{self, DataKind, Options};
+            let abs = own_data::absolute(&file)?;
+            let data = DataKind::of(&abs, similarity);
+            let opts = Options {
+                name: name.unwrap_or_else(|| own_data::name_of(&abs)),
+                seed,
+                output_dir: "results".into(),
+                methods: None,
+                label_column,
+                max_exact_leaves: 12,
+            };
+            let text = match (kind.as_str(), data) {
+                ("jets", DataKind::Jets) => own_data::jets_config(&abs, &opts),
+                ("jets", _) => bail!("init jets needs a jets .json file; for points or a similarity matrix use init board"),
+                ("board", _) => own_data::board_config(data, &abs, &opts),
+                (other, _) => bail!("init {other:?}: the kinds are jets and board"),
+            };
+            print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
+            Ok(())
+        }
+        Command::Cluster {
+            file,
+            methods,
+            label_column,
+            similarity,
+            output_dir,
+            name,
+            seed,
+            max_exact_leaves,
+            force,
+        } => cluster(
+            &file,
+            trellis_lab::experiment::own_data::Options {
+                name: name.unwrap_or_else(|| trellis_lab::experiment::own_data::name_of(&file)),
+                seed,
+                output_dir: ".".into(),
+                methods,
+                label_column,
+                max_exact_leaves,
+            },
+            similarity,
+            &output_dir,
+            force,
+        ),
     }
+}
+
+/// `cluster`: a board config for `file` written to `out/<name>.toml`, run into `out/<name>/`,
+/// and the report of `out`.
+fn cluster(
+    file: &std::path::Path,
+    opts: trellis_lab::experiment::own_data::Options,
+    similarity: bool,
+    out: &std::path::Path,
+    force: bool,
+) -> Result<()> {
+    use trellis_lab::experiment::own_data::{self, DataKind};
+    let abs = own_data::absolute(file)?;
+    let text = own_data::board_config(DataKind::of(&abs, similarity), &abs, &opts);
+    std::fs::create_dir_all(out)?;
+    let cfg = out.join(format!("{}.toml", opts.name));
+    // The config is checked before it is written, so a bad option leaves nothing behind.
+    trellis_lab::experiment::config::parse_in(&Registry::builtin(), &text, out).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.to_string().replace("<input>", "the cluster options")
+        )
+    })?;
+    trellis_lab::experiment::safe_fs::write_atomic(&cfg, &text)?;
+    let outcome =
+        trellis_lab::experiment::run_config_with(&Registry::builtin(), &cfg, force, None)?;
+    report(outcome)?;
+    let summary = trellis_lab::report::write_report(out)?;
+    eprintln!(
+        "config {}; report {}",
+        cfg.display(),
+        summary.index.display()
+    );
+    Ok(())
 }
 
 fn list(configs: &std::path::Path) -> Result<()> {
@@ -234,9 +375,12 @@ fn report(outcome: Outcome) -> Result<()> {
 }
 
 fn check(dir: PathBuf) -> Result<()> {
-    let verdicts = check_results(&dir)?;
+    let (verdicts, note) = trellis_lab::experiment::check_folder(&Registry::builtin(), &dir)?;
     let failed = verdicts.iter().filter(|v| !v.passed).count();
     let mut lines: Vec<String> = verdicts.iter().map(|v| v.line()).collect();
+    if let Some(note) = note {
+        lines.push(format!("note: {note}"));
+    }
     lines.push(format!(
         "check: {} passed, {} failed",
         verdicts.len() - failed,

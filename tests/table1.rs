@@ -15,10 +15,11 @@ fn table1_differences_match_the_paper() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/jets.toml");
     let cfg = load(&Registry::builtin(), &path).unwrap();
     let jc: JetsConfig = cfg.typed().unwrap();
-    let ds = jc
+    let (ds, dropped) = jc
         .jets
         .load(cfg.experiment.seed, &cfg.experiment.name)
         .unwrap();
+    assert!(dropped.is_none());
     assert_eq!(ds.jets.len(), 4430);
     let scores: Vec<_> = ds
         .jets

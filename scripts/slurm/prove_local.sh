@@ -2,9 +2,10 @@
 # Proves on this one machine that a sharded Slurm run gives the same tables as a single run:
 #   1. starts the local single-node Slurm (local_cluster.sh start; stopped again at the end if
 #      this script started it),
-#   2. runs the config once in one process (`trellis-lab run CONFIG --force`) into WORK/reference/,
-#   3. runs it through Slurm in N shards (submit.sh --wait: job array + merge + check) into
-#      WORK/slurm/,
+#   2. runs the config once in one process (`trellis-lab run CONFIG --force`) and moves its
+#      results folder to WORK/reference/,
+#   3. runs it through Slurm in N shards (submit.sh --wait: job array + merge + check) into the
+#      config's own results folder (the shard folders are removed afterwards),
 #   4. compares every Parquet table of the two results folders exactly (compare_tables.py;
 #      wall-time and memory columns skipped) and prints PASS or FAIL and the elapsed times.
 #
@@ -12,8 +13,8 @@
 #   scripts/slurm/prove_local.sh --no-check configs/x.toml 4
 #
 # Builds nothing: expects target/release/trellis-lab (cargo build --release) or TRELLIS_LAB.
-# Both runs use the config file itself, unchanged (same run hash): each runs in its own working
-# folder, so the config's output_dir must be relative (the default "results" is). Needs root
+# Both runs use the config file itself, unchanged (same run hash), one after the other (its
+# output_dir, like every path in a config, is relative to the config's folder). Needs root
 # (for the local cluster) and python3 with pyarrow and numpy (installed with pip if missing).
 # Environment: WORK_DIR (default: a new /tmp/trellis-prove.XXXXXX, kept for inspection),
 # TRELLIS_LAB, WAIT_POLL (seconds, default 2).
@@ -78,13 +79,11 @@ work="$(cd "$work" && pwd)"
 no_check=()
 if ((check == 0)); then no_check=(--no-check); fi
 
-# Where the results go, relative to a working folder (submit.sh reads the config's
-# [experiment] name and output_dir).
-rel=$(cd "$work/slurm" && "$here/submit.sh" --dry-run "$config" "$shards" | sed -n 's/^results folder: //p')
-[[ -n $rel ]] || die "cannot read the results folder of $config"
-[[ $rel != /* ]] || die "output_dir of $config is absolute ($rel): both runs would write the same folder; use a relative output_dir (e.g. the default \"results\")"
-ref_results="$work/reference/$rel"
-slurm_results="$work/slurm/$rel"
+# Where the results go (submit.sh reads the config's [experiment] name and output_dir).
+results=$(cd "$work/slurm" && "$here/submit.sh" --dry-run "$config" "$shards" | sed -n 's/^results folder: //p')
+[[ -n $results ]] || die "cannot read the results folder of $config"
+ref_results="$work/reference/$(basename "$results")"
+slurm_results="$results"
 echo "prove_local: $config in $shards shards; work folder $work"
 
 # 1. The single-process reference run.
@@ -100,13 +99,15 @@ if ((ref_rc != 0)); then
 fi
 ref_check="skipped"
 if ((check)); then
-  if (cd "$work/reference" && "$TRELLIS_LAB" check "$rel") >>"$work/reference.log" 2>&1; then
+  if (cd "$work/reference" && "$TRELLIS_LAB" check "$results") >>"$work/reference.log" 2>&1; then
     ref_check="passed"
   else
     ref_check="FAILED (see $work/reference.log)"
   fi
 fi
 echo "prove_local: reference run took ${t_ref}s; check $ref_check"
+rm -rf "$ref_results"
+mv "$results" "$ref_results"
 
 # 2. The same through Slurm: array of N shards, then merge (+ check).
 echo "prove_local: Slurm run: submit.sh --wait ${no_check[*]:+${no_check[*]} }$config $shards (in $work/slurm)"
@@ -124,6 +125,8 @@ if ((slurm_rc != 0)); then
   echo "prove_local: FAIL: the Slurm run failed (exit $slurm_rc); logs in $work/slurm/"
   exit 1
 fi
+
+rm -rf "$results".shard-*-of-"$shards"
 
 # 3. Compare every Parquet table.
 echo "prove_local: comparing $ref_results with $slurm_results"

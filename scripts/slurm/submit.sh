@@ -11,7 +11,7 @@
 #   scripts/slurm/submit.sh configs/jets.toml 8 --cpus-per-task=4     # 4 threads per shard
 #
 # Run it from the folder the jobs should work in (normally the repository root): the jobs run
-# there, a relative CONFIG, a relative output_dir of the config (default "results") and the
+# there, a relative CONFIG, the config's output_dir (default "results", relative to the config's folder) and the
 # default TRELLIS_LAB (target/release/trellis-lab) are taken from there, and the Slurm logs
 # (slurm-<array>_<task>.out, slurm-<merge>.out) are written there.
 #
@@ -151,6 +151,8 @@ if [[ -z $parsed ]]; then parsed=$(read_experiment_awk "$config") || parsed=""; 
 { read -r name; read -r output_dir; } <<<"$parsed"
 [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || die "experiment.name '$name' in $config is not a folder name"
 while [[ $output_dir == */ && $output_dir != / ]]; do output_dir="${output_dir%/}"; done
+# A relative output_dir is relative to the config file's folder, as every path in a config is.
+if [[ $output_dir != /* ]]; then output_dir="$(dirname "$config")/$output_dir"; fi
 results_dir="$output_dir/$name"
 shard_dirs=()
 for ((i = 0; i < shards; i++)); do shard_dirs+=("$output_dir/$name.shard-$i-of-$shards"); done

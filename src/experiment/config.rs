@@ -43,9 +43,12 @@ pub const MAX_THREADS: usize = 256;
 pub struct ExperimentSection {
     /// Name of the run; results are written to `<output_dir>/<name>/`.
     pub name: String,
-    /// Master seed: every random choice derives from it.
+    /// Master seed: every random choice derives from it. Any u64: a seed above TOML's largest
+    /// integer (2^63 − 1) is written as a string, `seed = "17039259473404265729"`.
+    #[serde(deserialize_with = "seed_of")]
     pub seed: u64,
-    /// Folder for results (default `results`, relative to the working directory).
+    /// Folder for results (default `results`); a relative one is relative to the config file's
+    /// folder, as every path in a config is.
     #[serde(default = "default_output_dir")]
     pub output_dir: PathBuf,
     /// Worker threads (0 = one per core). Results do not depend on it.
@@ -54,6 +57,27 @@ pub struct ExperimentSection {
     /// The experiment kind (`trellis-lab kinds` names them); default `"jets"`.
     #[serde(default = "default_kind")]
     pub kind: String,
+}
+
+/// A seed from a TOML integer (at least 0) or a string of digits (any u64).
+fn seed_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seed {
+        Int(i64),
+        Text(String),
+        Other(#[allow(dead_code)] serde::de::IgnoredAny),
+    }
+    let bad = || {
+        serde::de::Error::custom(
+            "experiment.seed must be a whole number from 0 to 18446744073709551615 (as a string above 9223372036854775807)",
+        )
+    };
+    match Seed::deserialize(d)? {
+        Seed::Int(i) => u64::try_from(i).map_err(|_| bad()),
+        Seed::Text(s) => s.trim().parse().map_err(|_| bad()),
+        Seed::Other(_) => Err(bad()),
+    }
 }
 
 fn default_output_dir() -> PathBuf {
@@ -150,6 +174,9 @@ pub fn parse_in(registry: &Registry, text: &str, base: &Path) -> Result<Config, 
     let experiment = ExperimentSection::deserialize(exp)
         .map_err(|e| parse_err(format!("[experiment]: {}", one_line(&e.to_string()))))?;
     check_experiment(&experiment).map_err(invalid)?;
+    let mut experiment = experiment;
+    // Every path in a config is relative to the config file's folder, output_dir too.
+    experiment.output_dir = resolve_lexically(&experiment.output_dir, base);
     let kind = registry.get(&experiment.kind).ok_or_else(|| {
         invalid(format!(
             "experiment.kind = {:?} is not a known kind; use one of {}",
@@ -211,6 +238,30 @@ pub fn kind_sections<T: serde::de::DeserializeOwned>(
 
 pub use crate::data::{clip, compact_numbers, one_line};
 
+/// `path` relative to `base` when it is relative, with `.` and `name/..` taken out lexically
+/// (`configs` + `../results` gives `results`; links are not followed).
+pub fn resolve_lexically(path: &Path, base: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in base.join(path).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir) | Some(Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// Makes a relative `path` relative to `base`.
 pub fn resolve(path: &mut PathBuf, base: &Path) {
     if path.is_relative() {
@@ -234,5 +285,47 @@ pub fn positive(key: &str, v: f64) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{key} = {v:?} must be a positive number"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_lexically;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn paths_resolve_against_the_config_folder_lexically() {
+        let r = |p: &str, b: &str| resolve_lexically(Path::new(p), Path::new(b));
+        assert_eq!(r("../results", "configs"), PathBuf::from("results"));
+        assert_eq!(r("results", ""), PathBuf::from("results"));
+        assert_eq!(r("results", "."), PathBuf::from("results"));
+        assert_eq!(
+            r("out", "/home/me/study"),
+            PathBuf::from("/home/me/study/out")
+        );
+        assert_eq!(r("/abs/out", "configs"), PathBuf::from("/abs/out"));
+        assert_eq!(r("../../x", "a"), PathBuf::from("../x"));
+        assert_eq!(r("../..", "/a"), PathBuf::from("/"));
+        assert_eq!(r(".", ""), PathBuf::from("."));
+    }
+
+    #[test]
+    fn every_u64_seed_can_be_written_in_a_config() {
+        let reg = crate::experiment::Registry::builtin();
+        let cfg = |seed: &str| {
+            let text = format!(
+                "[experiment]\nname = \"s\"\nseed = {seed}\n[jets]\nsource = \"generate\"\nn_jets = 1\nmax_leaves = 5\n"
+            );
+            crate::experiment::config::parse_in(&reg, &text, Path::new("."))
+        };
+        assert_eq!(cfg("7").unwrap().experiment.seed, 7);
+        assert_eq!(
+            cfg("\"17039259473404265729\"").unwrap().experiment.seed,
+            17039259473404265729
+        );
+        for bad in ["-1", "\"x\"", "1.5"] {
+            let e = cfg(bad).err().unwrap().to_string();
+            assert!(e.contains("experiment.seed"), "{bad}: {e}");
+        }
     }
 }

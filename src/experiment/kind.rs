@@ -180,6 +180,13 @@ pub trait Experiment: Send + Sync + 'static {
 
     /// The expected numbers, `include_str!("expected.toml")` (see [`super::check`]).
     fn expected(&self) -> &'static str;
+
+    /// Properties that hold for any data (an exact MAP at least every method's value, log Z at
+    /// least the MAP, probabilities in [0, 1], ...), each as a count of violations that must
+    /// be 0: `check` runs them on every run, the user's own data included.
+    fn properties(&self, _results: &Results) -> Result<Vec<Measure>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The object-safe face of an [`Experiment`] (blanket-implemented), which the registry holds.
@@ -203,6 +210,8 @@ pub trait Kind: Send + Sync {
     fn measures(&self, results: &Results) -> Result<Vec<Measure>>;
     /// See [`Experiment::expected`].
     fn expected(&self) -> &'static str;
+    /// See [`Experiment::properties`].
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>>;
 }
 
 fn typed<E: Experiment>(cfg: &Value) -> Result<E::Config> {
@@ -249,6 +258,10 @@ impl<E: Experiment> Kind for E {
 
     fn expected(&self) -> &'static str {
         Experiment::expected(self)
+    }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        Experiment::properties(self, results)
     }
 }
 

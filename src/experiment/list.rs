@@ -256,7 +256,7 @@ mod tests {
         let text = std::fs::read_to_string(crate_dir().join("configs/jets_smoke.toml"))
             .unwrap()
             .replace(
-                "output_dir = \"results\"",
+                "output_dir = \"../results\"",
                 &format!("output_dir = \"{}\"", dir.join("results").display()),
             );
         std::fs::write(configs.join("jets_smoke.toml"), &text).unwrap();

@@ -20,12 +20,16 @@
 pub mod chart;
 pub mod check;
 pub mod config;
+pub mod dropped;
 pub mod jobs;
 pub mod kind;
 pub mod limits;
 pub mod list;
 pub mod methods;
+pub mod own_data;
 mod parquet_guard;
+pub mod properties;
+pub mod references;
 pub mod registry;
 pub mod safe_fs;
 mod signals;
@@ -433,6 +437,14 @@ pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
 /// Checks the finished run in `dir` against its kind's expected numbers, writes
 /// `checks.parquet` there and returns the verdicts.
 pub fn check_results_in(registry: &Registry, dir: &Path) -> Result<Vec<check::Verdict>> {
+    Ok(check_folder(registry, dir)?.0)
+}
+
+/// [`check_results_in`] with the line saying why reference numbers were skipped, if they were.
+pub fn check_folder(
+    registry: &Registry,
+    dir: &Path,
+) -> Result<(Vec<check::Verdict>, Option<String>)> {
     let _lock = lock_existing(dir)?;
     let results = Results::open(dir)?;
     let checks = dir.join("checks.parquet");
@@ -444,10 +456,10 @@ pub fn check_results_in(registry: &Registry, dir: &Path) -> Result<Vec<check::Ve
         return Err(e);
     }
     let kind = kind_of(registry, &results)?;
-    let verdicts = check::check_results(kind, &results)?;
+    let (verdicts, note) = check::check_report(kind, &results)?;
     let manifest_hash = staging::hash_file(&dir.join("manifest.json"))?;
     check::write_checks(&verdicts, &checks, manifest_hash)?;
-    Ok(verdicts)
+    Ok((verdicts, note))
 }
 
 /// [`check_results_in`] with the built-in kinds.

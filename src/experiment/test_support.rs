@@ -36,7 +36,7 @@ pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
 pub fn config_in(dir: &Path, file: &str) -> PathBuf {
     let text = std::fs::read_to_string(crate_dir().join("configs").join(file)).unwrap();
     let text = text
-        .replace("output_dir = \"results\"", "output_dir = \"{out}\"")
+        .replace("output_dir = \"../results\"", "output_dir = \"{out}\"")
         .replace("\"../data/", "\"{data}/");
     write_config(dir, file.trim_end_matches(".toml"), &text)
 }

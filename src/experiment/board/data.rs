@@ -28,6 +28,8 @@
 //! - `"file"`: a jets JSON (extension `.json`, [`JetDataset::load`]) or a CSV/TSV matrix with a
 //!   header ([`PointMatrix::load`](crate::data::matrix::PointMatrix::load)), rows = points, with
 //!   labels when `label_column` names one.
+//! - `"similarity_matrix"`: a square CSV/TSV similarity matrix (header = point names), one
+//!   instance judged by Dasgupta's cost ([`similarity`]).
 //!
 //! Subsamples keep the data's row order (not grouped by class), so that no method's tie-breaking
 //! by index sees the classes; planted-partition graphs keep the generator's block order and jets
@@ -59,9 +61,10 @@ use std::rc::Rc;
 
 mod checks;
 mod pool;
+pub mod similarity;
 
 /// The sources a dataset may name, in the order errors list them.
-pub const SOURCES: [&str; 8] = [
+pub const SOURCES: [&str; 9] = [
     "ginkgo",
     "ginkgo_test100",
     "pam50",
@@ -70,6 +73,7 @@ pub const SOURCES: [&str; 8] = [
     "planted_partition",
     "coalescent_d1",
     "file",
+    "similarity_matrix",
 ];
 
 /// Most points of one instance of points: its similarity matrix holds `n²` numbers (2,000
@@ -117,7 +121,7 @@ pub struct DatasetSpec {
     /// Name in tables and charts (unique in the config; letters, digits, '_', '-').
     pub name: String,
     /// "ginkgo" | "ginkgo_test100" | "pam50" | "animals33" | "usps" | "planted_partition" |
-    /// "coalescent_d1" | "file" ([`SOURCES`]).
+    /// "coalescent_d1" | "file" | "similarity_matrix" ([`SOURCES`]).
     pub source: String,
     /// How many instances (jets, subsamples, graphs, data sets) to draw (default 1); for
     /// "ginkgo_test100" and a jets file how many of the jets, first first (default all).
@@ -310,6 +314,7 @@ enum Source {
     Planted,
     CoalescentD1,
     File,
+    Similarity,
 }
 
 impl Source {
@@ -323,6 +328,7 @@ impl Source {
             "planted_partition" => Source::Planted,
             "coalescent_d1" => Source::CoalescentD1,
             "file" => Source::File,
+            "similarity_matrix" => Source::Similarity,
             _ => return None,
         })
     }
@@ -356,6 +362,7 @@ impl Source {
             Source::CoalescentD1 => &["instances", "points"],
             Source::File if json => &["instances", "path", "min_leaves", "max_leaves"],
             Source::File => &["instances", "points", "path", "label_column", "stratify"],
+            Source::Similarity => &["path"],
         }
     }
 }
@@ -404,7 +411,7 @@ pub fn inputs(specs: &[DatasetSpec]) -> Vec<PathBuf> {
             Source::Pam50 => Pam50::files(&p).to_vec(),
             Source::Animals33 => vec![p.join("animals33_features.tsv")],
             Source::Usps => usps_files(&p).to_vec(),
-            Source::File => vec![p],
+            Source::File | Source::Similarity => vec![p],
             Source::Ginkgo | Source::Planted | Source::CoalescentD1 => vec![],
         };
         for f in files {
@@ -467,6 +474,33 @@ fn planted_sizes(s: &DatasetSpec) -> Vec<usize> {
         None => PLANTED_SIZES.to_vec(),
         Some(n) => (0..3).map(|c| n / 3 + usize::from(c < n % 3)).collect(),
     }
+}
+
+/// What the datasets' filters drop (jets of a JSON file outside `min_leaves..=max_leaves`),
+/// one record per dataset that drops any: `instances` reports none of it by itself.
+pub fn dropped(specs: &[DatasetSpec]) -> Result<Vec<crate::experiment::dropped::Dropped>> {
+    let mut out = Vec::new();
+    for (i, s) in specs.iter().enumerate() {
+        let Some(path) = s.path.as_deref().filter(|p| is_json(p)) else {
+            continue;
+        };
+        if Source::parse(&s.source) != Some(Source::File) {
+            continue;
+        }
+        let (lo, hi) = (s.min_leaves.unwrap_or(1), s.max_leaves.unwrap_or(64));
+        let names: Vec<String> = JetDataset::load(path)?
+            .jets
+            .iter()
+            .filter(|j| !(lo..=hi).contains(&j.n_leaves))
+            .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
+            .collect();
+        let why = format!(
+            "outside {}..=max_leaves = {lo}..={hi}",
+            key(i, "min_leaves")
+        );
+        out.extend(crate::experiment::dropped::Dropped::of("jets", &why, names));
+    }
+    Ok(out)
 }
 
 /// Every instance of the config's datasets, in a deterministic order (dataset order, then
@@ -608,6 +642,10 @@ fn dataset(
                 })
                 .collect()
         }
+        Source::Similarity => Ok(vec![similarity::instance(
+            &s.name,
+            &path.context("no path")?,
+        )?]),
         Source::Pam50 | Source::Animals33 | Source::Usps | Source::File => {
             let path = path.context("no path")?;
             let ck = (source, path.clone(), s.label_column.clone());

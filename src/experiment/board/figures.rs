@@ -191,6 +191,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         save_chart_default(&out.join(format!("heatmap_{metric}")), &chart)?;
     }
     draw_time(&rows, &datasets, &methods, out)?;
+    super::dendrograms::draw(results, out)?;
     let md = leaderboard(&rows, &datasets, &methods);
     crate::experiment::safe_fs::write_atomic(&out.join("leaderboard.md"), md)?;
     Ok(())

@@ -22,12 +22,18 @@
 //!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
 //!   hit).
 //! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run.
+//! - `data_<dataset>.json` (jets, the `data/ginkgo_jets` schema) or `data_<dataset>.csv`
+//!   (points or similarity matrices, with labels): the data each method ran on.
 //! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined;
-//!   `time_<dataset>.png/.svg`: quality against wall time; `leaderboard.md`.
+//!   `time_<dataset>.png/.svg`: quality against wall time; `leaderboard.md`;
+//!   `tree_<dataset>_<method>.png/.svg`: each method's tree as a dendrogram, for datasets of one
+//!   instance of at most 64 points (a user's file).
 
 pub mod data;
 #[cfg(test)]
 mod data_tests;
+mod dendrograms;
+mod export;
 pub mod energy;
 mod figures;
 pub mod methods;
@@ -255,5 +261,9 @@ impl Experiment for Board {
 
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
+    }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::board(results)
     }
 }

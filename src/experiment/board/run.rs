@@ -97,6 +97,9 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
 pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let seed = ctx.seed();
     let insts = instances(&s.datasets, seed)?;
+    let dropped = super::data::dropped(&s.datasets)?;
+    crate::experiment::dropped::report(ctx, &dropped);
+    super::export::write(&insts, seed, ctx)?;
     let mut jobs: Vec<(usize, BoardMethod)> = Vec::new();
     let mut skipped: Vec<(usize, BoardMethod, String)> = Vec::new();
     for (i, inst) in insts.iter().enumerate() {

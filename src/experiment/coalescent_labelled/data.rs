@@ -22,6 +22,8 @@ pub struct Labelled {
     /// Exact duplicate rows removed (two identical points make the coalescent's merge-time
     /// density improper).
     pub duplicates_removed: usize,
+    /// Which rows (0-based, over the files in order) were dropped as duplicates.
+    pub duplicate_rows: Vec<usize>,
 }
 
 impl Labelled {
@@ -49,12 +51,14 @@ impl Labelled {
             class: Vec::new(),
             classes,
             duplicates_removed: 0,
+            duplicate_rows: Vec::new(),
         };
         for (i, (p, l)) in points.into_iter().zip(labels).enumerate() {
             // +0.0 and -0.0 are the same point.
             let key: Vec<u64> = p.iter().map(|v| (v + 0.0).to_bits()).collect();
             if !seen.insert(key) {
                 out.duplicates_removed += 1;
+                out.duplicate_rows.push(i);
                 continue;
             }
             let c = out.classes.iter().position(|x| *x == l).unwrap_or(0);

@@ -268,6 +268,17 @@ pub fn run(s: &LabelledSection, ctx: &mut RunContext) -> Result<()> {
     runtime(s, &runs).write_parquet(&ctx.path("runtime.parquet"))?;
     ctx.manifest.set("points", data.rows.len());
     ctx.manifest.set("duplicates_removed", data.duplicates_removed);
+    let rows: Vec<String> = data
+        .duplicate_rows
+        .iter()
+        .map(|r| format!("row {}", r + 1))
+        .collect();
+    let dropped = crate::experiment::dropped::Dropped::of(
+        "points",
+        "exact duplicates of an earlier point",
+        rows,
+    );
+    crate::experiment::dropped::report(ctx, dropped.as_slice());
     ctx.manifest.set("classes", &data.classes);
     ctx.manifest.set("subset_size", n);
     ctx.manifest.set("particles_in_parallel", parallel);

@@ -169,6 +169,10 @@ impl Experiment for Dasgupta {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::dasgupta(results)
+    }
 }
 
 /// A cost ratio at most this far above 1 counts as optimal (costs are sums of a few decimals).

@@ -83,12 +83,22 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             std: std_m,
             title: title.into(),
             caption: format!(
-                "mean ± std over {n_jets} jets {about}{paper_text}"
+                "mean ± std over {n_jets} jets {about}{paper_text}{}",
+                crate::experiment::dropped::caption_suffix(results)
             ),
         };
         save_chart(&out.join("table1"), 1100, 600, &chart)?;
     }
 
+    let dropped: usize = crate::experiment::dropped::recorded(results)
+        .iter()
+        .map(|d| d.count)
+        .sum();
+    let dropped_note = if dropped > 0 {
+        format!("; {dropped} dropped, see the manifest")
+    } else {
+        String::new()
+    };
     let ll = f64_column(&jets, "log_likelihood")?;
     let log_z = f64_column(&jets, "log_z")?;
     let n_leaves = u64_column(&jets, "n_leaves")?;
@@ -104,7 +114,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             points,
             x_label: "trellis MAP log-likelihood ℓ".into(),
             y_label: "log partition function log Z".into(),
-            title: format!("Figure 5: log Z vs. MAP log-likelihood ({n_jets} jets)"),
+            title: format!("Figure 5: log Z vs. MAP log-likelihood ({n_jets} jets{dropped_note})"),
             legend_title: "N leaves".into(),
             category_names: vec![],
             diagonal: false,

@@ -94,6 +94,10 @@ impl Experiment for Jets {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::jets(results)
+    }
 }
 
 /// `map_beaten`: on how many jets some method found a tree more likely than the exact MAP (by

@@ -148,7 +148,8 @@ impl Table1 {
 /// Runs the jets kind.
 pub fn run(cfg: &JetsConfig, ctx: &mut RunContext, paper: &[Expected]) -> Result<()> {
     let t0 = Instant::now();
-    let ds = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    let (ds, dropped) = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    crate::experiment::dropped::report(ctx, dropped.as_slice());
     ctx.manifest
         .timing("load_or_generate", t0.elapsed().as_secs_f64());
     check_exact_limits(&ds.jets, &cfg.methods)?;

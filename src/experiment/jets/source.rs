@@ -1,6 +1,7 @@
 //! `[jets]`: where the jets of every jet kind come from (the Ginkgo generator or a file).
 
 use crate::data::ginkgo::{generate_dataset, GinkgoParams, Jet, JetDataset};
+use crate::experiment::dropped::Dropped;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -111,21 +112,8 @@ impl JetsSection {
                 if self.path.is_none() {
                     return Err("jets.source = \"file\" needs jets.path = \"FILE.json\"".into());
                 }
-                for (k, set) in [
-                    ("n_jets", self.n_jets.is_some()),
-                    ("max_tries", self.max_tries.is_some()),
-                    ("t_cut", self.t_cut.is_some()),
-                    ("lambda", self.lambda.is_some()),
-                    ("lambda_root", self.lambda_root.is_some()),
-                    ("root_scale", self.root_scale.is_some()),
-                    ("jet_momentum", self.jet_momentum.is_some()),
-                ] {
-                    if set {
-                        return Err(format!(
-                            "jets.{k} only applies to jets.source = \"generate\"; remove it (jets from a file carry their own parameters)"
-                        ));
-                    }
-                }
+                // Generator keys are ignored with a note (see `ignored_keys`), so a generating
+                // config runs on a file by changing `source` and adding `path`.
             }
             DataSource::Generate => {
                 if self.path.is_some() {
@@ -214,13 +202,48 @@ impl JetsSection {
         }
     }
 
-    /// Loads or generates the jets (`seed` and `name` for the generator).
-    pub fn load(&self, seed: u64, name: &str) -> Result<JetDataset> {
+    /// The generator keys set in a config that reads a file: they do not apply (jets from a
+    /// file carry their own parameters) and are ignored, with a note.
+    pub fn ignored_keys(&self) -> Vec<&'static str> {
+        if self.source != DataSource::File {
+            return Vec::new();
+        }
+        [
+            ("jets.n_jets", self.n_jets.is_some()),
+            ("jets.max_tries", self.max_tries.is_some()),
+            ("jets.t_cut", self.t_cut.is_some()),
+            ("jets.lambda", self.lambda.is_some()),
+            ("jets.lambda_root", self.lambda_root.is_some()),
+            ("jets.root_scale", self.root_scale.is_some()),
+            ("jets.jet_momentum", self.jet_momentum.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| k)
+        .collect()
+    }
+
+    /// Loads or generates the jets (`seed` and `name` for the generator), with what the leaf
+    /// range dropped from a file (never silently: callers report it).
+    pub fn load(&self, seed: u64, name: &str) -> Result<(JetDataset, Option<Dropped>)> {
         let (lo, hi) = self.leaf_range();
         match (self.source, &self.path) {
             (DataSource::File, Some(path)) => {
+                let ignored = self.ignored_keys();
+                if !ignored.is_empty() {
+                    eprintln!(
+                        "note: {} only apply to jets.source = \"generate\"; ignored (jets from a file carry their own parameters)",
+                        ignored.join(", ")
+                    );
+                }
                 let mut ds = JetDataset::load(path)?;
                 let before = ds.jets.len();
+                let outside: Vec<String> = ds
+                    .jets
+                    .iter()
+                    .filter(|j| j.n_leaves < lo || j.n_leaves > hi)
+                    .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
+                    .collect();
                 ds.jets.retain(|j| j.n_leaves >= lo && j.n_leaves <= hi);
                 if ds.jets.is_empty() {
                     bail!(
@@ -228,7 +251,8 @@ impl JetsSection {
                         path.display()
                     );
                 }
-                Ok(ds)
+                let why = format!("outside jets.min_leaves..=max_leaves = {lo}..={hi}");
+                Ok((ds, Dropped::of("jets", &why, outside)))
             }
             (DataSource::File, None) => bail!("jets.source = \"file\" needs jets.path"),
             (DataSource::Generate, _) => {
@@ -236,15 +260,8 @@ impl JetsSection {
                     bail!("jets.source = \"generate\" needs jets.n_jets");
                 };
                 let tries = self.max_tries.unwrap_or(100 * n.max(100));
-                Ok(generate_dataset(
-                    &self.generator_params(),
-                    n,
-                    lo,
-                    hi,
-                    seed,
-                    tries,
-                    name,
-                )?)
+                let ds = generate_dataset(&self.generator_params(), n, lo, hi, seed, tries, name)?;
+                Ok((ds, None))
             }
         }
     }

@@ -159,6 +159,10 @@ impl Experiment for Pam50 {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::pam50(results)
+    }
 }
 
 /// The numbers of `pam50_trees.parquet`, per weighting `w` and method `m` (`greedy`,

@@ -39,7 +39,8 @@ fn figure_8_config_gives_the_accepted_numbers_and_redraws_identically() {
         let t = Tree::from_newick(b).unwrap();
         assert_eq!(&t.to_newick_with(|i| names[i].clone()), c);
     }
-    assert_eq!(assert_checks_pass(&res), 18);
+    // 18 reference numbers and 4 properties.
+    assert_eq!(assert_checks_pass(&res), 22);
     assert_eq!(run_config(&cfg, false).unwrap(), Outcome::UpToDate(res));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -102,7 +102,8 @@ fn read_reference(path: &Path, values: &[f64], exact: &[f64], jet: &str) -> Resu
 /// Runs the posterior-sampling kind.
 pub fn run(cfg: &PosteriorSamplingConfig, ctx: &mut RunContext) -> Result<()> {
     let sc = &cfg.posterior_sampling;
-    let ds = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    let (ds, dropped) = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    crate::experiment::dropped::report(ctx, dropped.as_slice());
     let Some(jet) = ds.jets.get(sc.jet_index) else {
         bail!(
             "posterior_sampling.jet_index = {} but the dataset has {} jets; use 0..{}",

@@ -63,7 +63,8 @@ pub fn run(cfg: &SparseConfig, ctx: &mut RunContext) -> Result<()> {
         LeafOrder::Generator => j.clone(),
         LeafOrder::Energy => j.sorted_by_energy(),
     };
-    let mut ds = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    let (mut ds, dropped) = cfg.jets.load(ctx.seed(), &ctx.experiment.name)?;
+    crate::experiment::dropped::report(ctx, dropped.as_slice());
     ds.jets = ds.jets.iter().map(order).collect();
     let n = ds.jets[0].n_leaves;
     if ds.jets.iter().any(|j| j.n_leaves != n) {

@@ -25,7 +25,9 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
         ("max_leaves", s.max_leaves.is_some()),
         (
             "path",
-            s.path.is_some() && source.default_folder().is_none() && source != Source::File,
+            s.path.is_some()
+                && source.default_folder().is_none()
+                && !matches!(source, Source::File | Source::Similarity),
         ),
         ("label_column", s.label_column.is_some()),
         ("cluster_sizes", s.cluster_sizes.is_some()),
@@ -188,6 +190,14 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
         }
         Source::CoalescentD1 => {
             points_in(2, MAX_POINTS, "points per data set")?;
+        }
+        Source::Similarity => {
+            if s.path.is_none() {
+                return Err(format!(
+                    "{} is missing; source = \"similarity_matrix\" reads a square .csv/.tsv matrix with a header of point names (e.g. path = \"my_similarities.csv\")",
+                    key(i, "path")
+                ));
+            }
         }
         Source::File => {
             let Some(path) = &s.path else {

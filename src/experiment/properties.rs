@@ -1,0 +1,218 @@
+//! Properties that hold for any data, read off the tables of a run ([`super::Experiment::
+//! properties`]): each is a count of violations, which `check` requires to be 0 on every run,
+//! a user's own data included.
+
+use super::check::Measure;
+use super::kind::Results;
+use super::table::{f64_column, str_column, u64_column};
+use anyhow::Result;
+use std::collections::HashMap;
+
+/// A property measure: `id`, words, and the number of violations.
+fn property(id: &str, what: &str, violations: usize) -> Measure {
+    Measure::new(format!("property.{id}"), what, violations as f64)
+}
+
+/// The jets kind (`jets.parquet`): no method's tree scores above the exact MAP of its jet (one
+/// canonical scorer makes this exact), log Z is at least the MAP, and a jet with a finite MAP
+/// has a finite tree to count.
+pub fn jets(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("jets")?;
+    let (jet, alg) = (u64_column(&t, "jet_index")?, str_column(&t, "algorithm")?);
+    let (ll, log_z) = (f64_column(&t, "log_likelihood")?, f64_column(&t, "log_z")?);
+    let count = u64_column(&t, "n_trees_finite")?;
+    let mut map: HashMap<u64, f64> = HashMap::new();
+    for r in 0..t.height() {
+        if matches!(alg[r].as_str(), "trellis" | "map_trellis") {
+            if let (Some(j), Some(v)) = (jet[r], ll[r]) {
+                map.insert(j, v);
+            }
+        }
+    }
+    let (mut above, mut below_z, mut uncounted) = (0, 0, 0);
+    for r in 0..t.height() {
+        let (Some(j), Some(v)) = (jet[r], ll[r]) else {
+            continue;
+        };
+        if map.get(&j).is_some_and(|&m| v > m) {
+            above += 1;
+        }
+        if alg[r] == "trellis" {
+            if let Some(z) = log_z[r] {
+                if z < v - 1e-9 * v.abs().max(1.0) {
+                    below_z += 1;
+                }
+            }
+            if v.is_finite() && count[r] == Some(0) {
+                uncounted += 1;
+            }
+        }
+    }
+    Ok(vec![
+        property(
+            "no_method_above_the_exact_map",
+            "property: trees scoring above their jet's exact MAP",
+            above,
+        ),
+        property(
+            "log_z_at_least_the_map",
+            "property: jets whose log Z is below their MAP log-likelihood",
+            below_z,
+        ),
+        property(
+            "finite_map_has_finite_trees",
+            "property: jets with a finite MAP but no finite tree counted",
+            uncounted,
+        ),
+    ])
+}
+
+/// The board (`board.parquet`): posterior probabilities at most 1, ranks at least 1 and the
+/// exact MAP ranked first, no method's tree more probable than the exact MAP's, and purity,
+/// subtree score and ARI AUC in [0, 1].
+pub fn board(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("board")?;
+    let (d, i, m, k) = (
+        str_column(&t, "dataset")?,
+        str_column(&t, "instance")?,
+        str_column(&t, "method")?,
+        str_column(&t, "metric")?,
+    );
+    let v = f64_column(&t, "value")?;
+    let mut map: HashMap<(&str, &str), f64> = HashMap::new();
+    for r in 0..t.height() {
+        if m[r] == "trellis" && k[r] == "log_posterior" {
+            if let Some(x) = v[r] {
+                map.insert((d[r].as_str(), i[r].as_str()), x);
+            }
+        }
+    }
+    let (mut prob, mut rank, mut first, mut above, mut unit) = (0, 0, 0, 0, 0);
+    for r in 0..t.height() {
+        let Some(x) = v[r] else {
+            continue;
+        };
+        match k[r].as_str() {
+            "log_posterior" => {
+                prob += usize::from(x > 1e-9);
+                if map
+                    .get(&(d[r].as_str(), i[r].as_str()))
+                    .is_some_and(|&best| x > best)
+                {
+                    above += 1;
+                }
+            }
+            "posterior_rank" => {
+                rank += usize::from(x < 1.0);
+                first += usize::from(m[r] == "trellis" && x != 1.0);
+            }
+            "dendrogram_purity" | "subtree_score" | "ari_auc" => {
+                unit += usize::from(!(0.0..=1.0 + 1e-12).contains(&x));
+            }
+            _ => {}
+        }
+    }
+    Ok(vec![
+        property(
+            "posterior_at_most_one",
+            "property: trees with a posterior probability above 1",
+            prob,
+        ),
+        property(
+            "ranks_at_least_one",
+            "property: posterior ranks below 1",
+            rank,
+        ),
+        property(
+            "exact_map_ranked_first",
+            "property: instances whose exact MAP tree is not ranked first",
+            first,
+        ),
+        property(
+            "no_method_above_the_exact_map",
+            "property: trees more probable than their instance's exact MAP",
+            above,
+        ),
+        property(
+            "scores_in_unit_interval",
+            "property: purity, subtree score or ARI AUC outside [0, 1]",
+            unit,
+        ),
+    ])
+}
+
+/// `a` above `b` beyond rounding (relative 1e-9).
+fn above(a: f64, b: f64) -> bool {
+    a > b + 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The dasgupta kind (`dasgupta.parquet`): the exact MAP's Dasgupta cost is at most average
+/// linkage's and greedy's on every graph.
+pub fn dasgupta(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("dasgupta")?;
+    let map = f64_column(&t, "map_cost")?;
+    let mut worse = 0;
+    for other in ["average_linkage_cost", "greedy_cost"] {
+        let o = f64_column(&t, other)?;
+        worse += map
+            .iter()
+            .zip(&o)
+            .filter(|(m, o)| matches!((m, o), (Some(m), Some(o)) if above(*m, *o)))
+            .count();
+    }
+    Ok(vec![property(
+        "exact_map_cost_lowest",
+        "property: graphs where a method's tree costs less than the exact MAP's",
+        worse,
+    )])
+}
+
+/// The pam50 kind (`pam50_trees.parquet`): per weighting, the exact MAP's energy is at most
+/// every other tree's, the posterior entropy is at least 0, at least one tree is a MAP, and
+/// purity lies in [0, 1].
+pub fn pam50(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("pam50_trees")?;
+    let weighting = str_column(&t, "weighting")?;
+    let energy = f64_column(&t, "energy")?;
+    let log_z = f64_column(&t, "log_z")?;
+    let entropy = f64_column(&t, "posterior_entropy_nats")?;
+    let n_map = f64_column(&t, "n_map_trees")?;
+    let purity = f64_column(&t, "dendrogram_purity")?;
+    let mut best: HashMap<&str, f64> = HashMap::new();
+    for r in 0..t.height() {
+        if let (Some(_), Some(e)) = (log_z[r], energy[r]) {
+            best.insert(weighting[r].as_str(), e);
+        }
+    }
+    let (mut lower, mut neg, mut no_map, mut unit) = (0, 0, 0, 0);
+    for r in 0..t.height() {
+        if let (Some(&b), Some(e)) = (best.get(weighting[r].as_str()), energy[r]) {
+            lower += usize::from(above(b, e));
+        }
+        neg += usize::from(entropy[r].is_some_and(|h| h < -1e-9));
+        no_map += usize::from(n_map[r].is_some_and(|k| k < 1.0));
+        unit += usize::from(purity[r].is_some_and(|p| !(0.0..=1.0 + 1e-12).contains(&p)));
+    }
+    Ok(vec![
+        property(
+            "exact_map_energy_lowest",
+            "property: trees with a lower energy than the exact MAP's",
+            lower,
+        ),
+        property(
+            "entropy_at_least_zero",
+            "property: negative posterior entropies",
+            neg,
+        ),
+        property(
+            "some_tree_is_a_map",
+            "property: exact results counting no MAP tree",
+            no_map,
+        ),
+        property(
+            "purity_in_unit_interval",
+            "property: dendrogram purities outside [0, 1]",
+            unit,
+        ),
+    ])
+}

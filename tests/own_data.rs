@@ -1,0 +1,251 @@
+//! Your own data, end to end through the binary (issue 28): a jets JSON, a labelled CSV, an
+//! unlabelled TSV and a similarity matrix each go from one command (`cluster`) or one printed
+//! config (`init`, run unedited) to trees, tables, figures, a report and a passing `check` of
+//! the properties that hold for any data; the templates run unedited; a dropped jet is
+//! reported; `check` on a changed shipped config names the reference numbers it skipped; bad
+//! files and options are one-line errors with nothing written.
+
+mod common;
+
+use common::{bin, one_line_error, root, scratch, write};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn example(file: &str) -> PathBuf {
+    root().join("data/examples").join(file)
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn cluster(out: &Path, file: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "cluster".to_string(),
+        file.display().to_string(),
+        "--output-dir".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    bin().args(&args).output().unwrap()
+}
+
+/// `check` passes on the properties and says that reference numbers were skipped.
+fn check_properties(res: &Path) -> String {
+    let out = ok(bin()
+        .args(["check", res.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("property"), "{text}");
+    assert!(text.contains(" 0 failed"), "{text}");
+    assert!(text.contains("note: "), "{text}");
+    text
+}
+
+fn metrics(res: &Path) -> Vec<String> {
+    let t = trellis_lab::experiment::table::read_parquet(&res.join("board.parquet")).unwrap();
+    trellis_lab::experiment::table::str_column(&t, "metric").unwrap()
+}
+
+#[test]
+fn each_kind_of_file_clusters_with_one_command() {
+    let dir = scratch("own_data", "cluster");
+    // Labelled points: every method that applies, purity against the labels, a dendrogram each.
+    ok(cluster(
+        &dir,
+        &example("points_labelled.csv"),
+        &["--label-column", "kind"],
+    ));
+    let res = dir.join("points_labelled");
+    let m = metrics(&res);
+    assert!(m.iter().any(|x| x == "dendrogram_purity") && m.iter().any(|x| x == "hcc_energy"));
+    for f in [
+        "trees.parquet",
+        "tree_points_labelled_greedy.png",
+        "manifest.json",
+    ] {
+        assert!(res.join(f).exists(), "{f}");
+    }
+    assert!(dir.join("points_labelled.toml").is_file());
+    assert!(dir.join("index.html").is_file() && dir.join("report/points_labelled.html").is_file());
+    check_properties(&res);
+    // Unlabelled points (TSV), a similarity matrix, jets: the exact trellis where N allows.
+    ok(cluster(&dir, &example("points.tsv"), &[]));
+    assert!(dir.join("points/tree_points_trellis.png").exists());
+    check_properties(&dir.join("points"));
+    ok(cluster(
+        &dir,
+        &example("similarities.csv"),
+        &["--similarity"],
+    ));
+    assert!(metrics(&dir.join("similarities"))
+        .iter()
+        .any(|x| x == "dasgupta_cost"));
+    assert!(dir
+        .join("similarities/tree_similarities_trellis.png")
+        .exists());
+    check_properties(&dir.join("similarities"));
+    ok(cluster(
+        &dir,
+        &example("jets.json"),
+        &["--methods", "trellis,beam,greedy,kt,anti_kt"],
+    ));
+    let m = metrics(&dir.join("jets"));
+    assert!(m.iter().any(|x| x == "ginkgo_log_likelihood"));
+    check_properties(&dir.join("jets"));
+    // A second call with the same data is up to date.
+    let out = ok(cluster(&dir, &example("points.tsv"), &[]));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to do"));
+}
+
+#[test]
+fn init_prints_configs_that_run_unedited() {
+    let dir = scratch("own_data", "init");
+    for (kind, file, extra) in [
+        ("jets", "jets.json", vec![]),
+        ("board", "jets.json", vec![]),
+        (
+            "board",
+            "points_labelled.csv",
+            vec!["--label-column", "kind"],
+        ),
+        ("board", "points.tsv", vec![]),
+        ("board", "similarities.csv", vec!["--similarity"]),
+    ] {
+        let path = example(file);
+        let name = format!("{kind}_{}", file.split('.').next().unwrap());
+        let mut args = vec!["init", kind, path.to_str().unwrap(), "--name", &name];
+        args.extend(extra);
+        let out = ok(bin().args(&args).output().unwrap());
+        let cfg = dir.join(format!("{kind}_{file}.toml"));
+        std::fs::write(&cfg, &out.stdout).unwrap();
+        ok(bin().args(["run", cfg.to_str().unwrap()]).output().unwrap());
+    }
+    // The results go beside the configs (output_dir = "results", relative to the config).
+    assert!(dir.join("results/jets_jets/table1.png").exists());
+    check_properties(&dir.join("results/jets_jets"));
+    check_properties(&dir.join("results/board_similarities"));
+    let err = one_line_error(
+        &bin()
+            .args(["init", "jets", example("points.tsv").to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("init board"), "{err}");
+}
+
+#[test]
+fn a_dropped_jet_is_reported_and_generator_keys_are_ignored_with_a_note() {
+    let dir = scratch("own_data", "dropped");
+    let cfg = dir.join("mine.toml");
+    write(
+        &cfg,
+        &format!(
+            "[experiment]\nname = \"mine\"\nseed = 3\noutput_dir = \"out\"\n[jets]\nsource = \"file\"\npath = \"{}\"\nmin_leaves = 5\nn_jets = 10\nt_cut = 9.0\n[methods]\nmax_exact_leaves = 12\n",
+            example("jets.json").display()
+        ),
+    );
+    let out = ok(bin().args(["run", cfg.to_str().unwrap()]).output().unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 jet dropped") && err.contains("truth_4[0] (4 leaves)"),
+        "{err}"
+    );
+    assert!(err.contains("jets.n_jets, jets.t_cut only apply"), "{err}");
+    // output_dir is relative to the config's folder, like path.
+    let res = dir.join("out/mine");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["dropped"][0]["count"], 1);
+    let text = check_properties(&res);
+    assert!(text.contains("no reference numbers"), "{text}");
+}
+
+#[test]
+fn check_on_a_changed_shipped_config_names_the_skipped_reference_numbers() {
+    let dir = scratch("own_data", "changed");
+    let cfg = common::config_copy(&dir, "jets_smoke", &dir.join("out"), None, "c.toml", |t| {
+        t.replace("seed = 101", "seed = 7")
+    });
+    ok(bin().args(["run", cfg.to_str().unwrap()]).output().unwrap());
+    let text = check_properties(&dir.join("out/jets_smoke"));
+    assert!(
+        text.contains("reference numbers of config \"jets_smoke\" skipped")
+            && text.contains("experiment.seed"),
+        "{text}"
+    );
+    // The shipped config itself (a copy elsewhere, same data) still checks every number.
+    let same = common::config_copy(&dir, "jets_smoke", &dir.join("same"), None, "s.toml", |t| t);
+    ok(bin()
+        .args(["run", same.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let out = ok(bin()
+        .args(["check", dir.join("same/jets_smoke").to_str().unwrap()])
+        .output()
+        .unwrap());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("note:") && text.contains("our own accepted run"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_templates_run_unedited() {
+    let dir = scratch("own_data", "templates");
+    // Two folders deep, as configs/templates/ is, so that their relative paths hold.
+    let deep = dir.join("configs/templates");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::os::unix::fs::symlink(root().join("data"), dir.join("data")).unwrap();
+    for e in std::fs::read_dir(root().join("configs/templates")).unwrap() {
+        let p = e.unwrap().path();
+        let copy = deep.join(p.file_name().unwrap());
+        std::fs::copy(&p, &copy).unwrap();
+        ok(bin()
+            .args(["run", copy.to_str().unwrap()])
+            .output()
+            .unwrap());
+    }
+    for name in ["my_jets", "my_points", "my_unlabelled_points", "my_graph"] {
+        check_properties(&dir.join("results").join(name));
+    }
+}
+
+#[test]
+fn bad_files_and_options_are_one_line_errors_with_nothing_written() {
+    let dir = scratch("own_data", "bad");
+    let out = dir.join("out");
+    write(&dir.join("ragged.csv"), "a,b,c\n0,1,2\n1,0,3\n");
+    let err = one_line_error(&cluster(&out, &dir.join("ragged.csv"), &["--similarity"]));
+    assert!(err.contains("square"), "{err}");
+    write(&dir.join("asym.csv"), "a,b\n0,1\n2,0\n");
+    let err = one_line_error(&cluster(&out, &dir.join("asym.csv"), &["--similarity"]));
+    assert!(err.contains("not symmetric"), "{err}");
+    let err = one_line_error(&cluster(
+        &out,
+        &example("points.tsv"),
+        &["--methods", "trellis,magic"],
+    ));
+    assert!(err.contains("magic"), "{err}");
+    assert!(
+        !out.join("points.toml").exists(),
+        "a config for bad options"
+    );
+    let err = one_line_error(&cluster(&out, &dir.join("missing.csv"), &[]));
+    assert!(err.contains("missing.csv"), "{err}");
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|f| !f.ends_with(".toml") && !f.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
