@@ -8,7 +8,8 @@ names, types and row count, and every column must be equal: floats bit for bit (
 -0.0 differ) except that any NaN equals any NaN, nulls in the same rows, nested lists and
 structs element by element. Columns of wall time and memory are skipped, since they differ
 from run to run: by default those named seconds, peak_bytes, peak_memory_bytes, *_seconds,
-seconds_* and peak_*bytes (--ignore adds patterns). Prints one line per table and
+seconds_* and peak_*bytes, and checks.parquet's manifest_hash (each run's manifest records its
+own timings) (--ignore adds patterns). Prints one line per table and
 PASS or FAIL; exits 0 on PASS, 1 on FAIL, 2 on a usage error. Needs pyarrow
 (python3 -m pip install pyarrow numpy).
 """
@@ -18,7 +19,8 @@ import fnmatch
 import sys
 from pathlib import Path
 
-DEFAULT_IGNORE = ["seconds", "peak_bytes", "peak_memory_bytes", "*_seconds", "seconds_*", "peak_*bytes"]
+DEFAULT_IGNORE = ["seconds", "peak_bytes", "peak_memory_bytes", "*_seconds", "seconds_*", "peak_*bytes",
+                  "manifest_hash"]
 
 try:
     import numpy as np

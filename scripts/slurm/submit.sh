@@ -153,6 +153,7 @@ if [[ -z $parsed ]]; then parsed=$(read_experiment_awk "$config") || parsed=""; 
 while [[ $output_dir == */ && $output_dir != / ]]; do output_dir="${output_dir%/}"; done
 # A relative output_dir is relative to the config file's folder, as every path in a config is.
 if [[ $output_dir != /* ]]; then output_dir="$(dirname "$config")/$output_dir"; fi
+output_dir="$(realpath -m -s "$output_dir" 2>/dev/null || echo "$output_dir")"
 results_dir="$output_dir/$name"
 shard_dirs=()
 for ((i = 0; i < shards; i++)); do shard_dirs+=("$output_dir/$name.shard-$i-of-$shards"); done

@@ -216,3 +216,157 @@ pub fn pam50(results: &Results) -> Result<Vec<Measure>> {
         ),
     ])
 }
+
+/// The astar kind (`astar.parquet`): A*'s upper bound is at least its tree's value and the
+/// exact MAP; no tree (A*'s, beam's, greedy's, the sparse trellis's) scores above the exact MAP;
+/// the MAP-only trellis equals the full trellis where both ran.
+pub fn astar(results: &Results, baselines: &[&str]) -> Result<Vec<Measure>> {
+    let t = results.table("astar")?;
+    let (ll, ub) = (
+        f64_column(&t, "log_likelihood")?,
+        f64_column(&t, "upper_bound")?,
+    );
+    let exact = f64_column(&t, "exact_map")?;
+    let (full, map) = (f64_column(&t, "full_map")?, f64_column(&t, "map_trellis")?);
+    let mut columns = vec![ll.clone()];
+    for b in baselines {
+        columns.push(f64_column(&t, &format!("{b}_log_likelihood"))?);
+    }
+    let (mut bound, mut above_map, mut differ) = (0, 0, 0);
+    for r in 0..t.height() {
+        if let (Some(l), Some(u)) = (ll[r], ub[r]) {
+            bound += usize::from(above(l, u));
+        }
+        if let Some(e) = exact[r] {
+            bound += usize::from(ub[r].is_some_and(|u| above(e, u)));
+            above_map += columns
+                .iter()
+                .filter(|c| c[r].is_some_and(|v| v > e))
+                .count();
+        }
+        if let (Some(a), Some(b)) = (full[r], map[r]) {
+            differ += usize::from(a.to_bits() != b.to_bits());
+        }
+    }
+    Ok(vec![
+        property(
+            "upper_bound_holds",
+            "property: A* upper bounds below its tree's value or the exact MAP",
+            bound,
+        ),
+        property(
+            "no_method_above_the_exact_map",
+            "property: trees scoring above their jet's exact MAP",
+            above_map,
+        ),
+        property(
+            "map_trellis_equals_full_trellis",
+            "property: jets where the MAP-only and full trellises differ in any bit",
+            differ,
+        ),
+    ])
+}
+
+/// The flat_pam50 kind: pairwise marginals and the MAP's probability lie in [0, 1], and log Z
+/// is at least the MAP clustering's log energy.
+pub fn flat_pam50(results: &Results) -> Result<Vec<Measure>> {
+    let pairs = results.table("flat_pairs")?;
+    let summary = results.table("flat_summary")?;
+    let unit = |v: &Option<f64>| v.is_some_and(|x| !(-1e-12..=1.0 + 1e-12).contains(&x));
+    let mut outside = f64_column(&pairs, "exact_marginal")?
+        .iter()
+        .filter(|v| unit(v))
+        .count();
+    outside += f64_column(&summary, "map_probability")?
+        .iter()
+        .filter(|v| unit(v))
+        .count();
+    let (z, m) = (
+        f64_column(&summary, "log_z")?,
+        f64_column(&summary, "map_log_energy")?,
+    );
+    let below = z
+        .iter()
+        .zip(&m)
+        .filter(|(z, m)| matches!((z, m), (Some(z), Some(m)) if above(*m, *z)))
+        .count();
+    Ok(vec![
+        property(
+            "probabilities_in_unit_interval",
+            "property: marginals or MAP probabilities outside [0, 1]",
+            outside,
+        ),
+        property(
+            "log_z_at_least_the_map",
+            "property: log Z below the MAP clustering's log energy",
+            below,
+        ),
+    ])
+}
+
+/// The scaling kind (`scaling.parquet`): log Z at least the MAP, the entropy at least 0, no
+/// more finite trees than trees, and the MAP-only trellis's MAP the full trellis's bit for bit.
+pub fn scaling(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("scaling")?;
+    let (z, m) = (
+        f64_column(&t, "log_z")?,
+        f64_column(&t, "map_log_likelihood")?,
+    );
+    let (h, fin, all) = (
+        f64_column(&t, "entropy_nats")?,
+        f64_column(&t, "n_trees_finite")?,
+        f64_column(&t, "n_trees_total")?,
+    );
+    let same = u64_column(&t, "map_trellis_same_bits")?;
+    let mut bad = 0;
+    for r in 0..t.height() {
+        bad += usize::from(matches!((z[r], m[r]), (Some(z), Some(m)) if above(m, z)));
+        bad += usize::from(h[r].is_some_and(|h| h < -1e-9));
+        bad += usize::from(matches!((fin[r], all[r]), (Some(f), Some(a)) if f > a));
+    }
+    let differ = same.iter().filter(|s| **s == Some(0)).count();
+    Ok(vec![
+        property(
+            "exact_quantities_consistent",
+            "property: sizes with log Z below the MAP, a negative entropy or more finite trees than trees",
+            bad,
+        ),
+        property(
+            "map_trellis_equals_full_trellis",
+            "property: sizes where the MAP-only trellis's MAP differs from the full trellis's in any bit",
+            differ,
+        ),
+    ])
+}
+
+/// The posterior_sampling kind: exact probabilities and sample frequencies in [0, 1] and each
+/// summing to 1 over the trees, cluster marginals in [0, 1].
+pub fn posterior_sampling(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("posterior_samples")?;
+    let c = results.table("cluster_marginals")?;
+    let unit = |v: &Option<f64>| v.is_some_and(|x| !(-1e-12..=1.0 + 1e-12).contains(&x));
+    let mut outside = 0;
+    let mut sums = 0;
+    for col in ["exact_probability", "trellis_sampler_frequency"] {
+        let v = f64_column(&t, col)?;
+        outside += v.iter().filter(|x| unit(x)).count();
+        let total: f64 = v.iter().flatten().sum();
+        sums += usize::from((total - 1.0).abs() > 1e-9);
+    }
+    outside += f64_column(&c, "marginal")?
+        .iter()
+        .filter(|x| unit(x))
+        .count();
+    Ok(vec![
+        property(
+            "probabilities_in_unit_interval",
+            "property: probabilities, frequencies or marginals outside [0, 1]",
+            outside,
+        ),
+        property(
+            "distributions_sum_to_one",
+            "property: distributions over the trees not summing to 1",
+            sums,
+        ),
+    ])
+}

@@ -169,6 +169,10 @@ impl Experiment for Astar {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::astar(results, &BASELINES)
+    }
 }
 
 /// The relative tolerance of the comparisons in [`measures`].

@@ -476,11 +476,19 @@ fn planted_sizes(s: &DatasetSpec) -> Vec<usize> {
     }
 }
 
-/// What the datasets' filters drop (jets of a JSON file outside `min_leaves..=max_leaves`),
-/// one record per dataset that drops any: `instances` reports none of it by itself.
+/// What the datasets' filters drop (jets of a JSON file outside `min_leaves..=max_leaves`,
+/// duplicate USPS images), one record per dataset that drops any: `instances` reports none of
+/// it by itself.
 pub fn dropped(specs: &[DatasetSpec]) -> Result<Vec<crate::experiment::dropped::Dropped>> {
     let mut out = Vec::new();
     for (i, s) in specs.iter().enumerate() {
+        if Source::parse(&s.source) == Some(Source::Usps) {
+            let folder = data_path(s, Source::Usps).context("no path")?;
+            let names = pool::usps_rows(&folder, |_, _| {})?;
+            let why = format!("{}: exact duplicates of an earlier image", s.name);
+            out.extend(crate::experiment::dropped::Dropped::of("images", &why, names));
+            continue;
+        }
         let Some(path) = s.path.as_deref().filter(|p| is_json(p)) else {
             continue;
         };
@@ -495,7 +503,8 @@ pub fn dropped(specs: &[DatasetSpec]) -> Result<Vec<crate::experiment::dropped::
             .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
             .collect();
         let why = format!(
-            "outside {}..=max_leaves = {lo}..={hi}",
+            "{}: outside {}..=max_leaves = {lo}..={hi}",
+            s.name,
             key(i, "min_leaves")
         );
         out.extend(crate::experiment::dropped::Dropped::of("jets", &why, names));

@@ -228,4 +228,8 @@ impl Experiment for FlatPam50 {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::flat_pam50(results)
+    }
 }

@@ -144,6 +144,10 @@ impl Experiment for PosteriorSampling {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::posterior_sampling(results)
+    }
 }
 
 /// 1 when `p` is a p-value above [`P_VALUE_FLOOR`], else 0.

@@ -150,6 +150,10 @@ impl Experiment for Scaling {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::scaling(results)
+    }
 }
 
 /// The timing-free numbers of `scaling.parquet`, per N: `scaling.n<N>.log_z`,

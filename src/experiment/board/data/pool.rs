@@ -101,19 +101,10 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
         }
         Source::Usps => {
             let (mut rows, mut labels) = (Vec::new(), Vec::new());
-            let mut seen: HashSet<Vec<u64>> = HashSet::new();
-            for f in usps_files(path) {
-                let m = PointMatrix::usps(&f)?;
-                let ls = m.labels.clone().unwrap_or_default();
-                for k in 0..m.n_points() {
-                    // Exact duplicates after the first are dropped (+0.0 and -0.0 alike).
-                    let key: Vec<u64> = m.row(k).iter().map(|v| (v + 0.0).to_bits()).collect();
-                    if seen.insert(key) {
-                        rows.push(m.row(k).to_vec());
-                        labels.push(ls.get(k).cloned().unwrap_or_default());
-                    }
-                }
-            }
+            usps_rows(path, |row, label| {
+                rows.push(row.to_vec());
+                labels.push(label.to_string());
+            })?;
             let (class, classes) = classes_of(&labels);
             Ok(Pool {
                 rows,
@@ -263,4 +254,26 @@ pub(super) fn points_instance(
         labels,
         classes,
     })
+}
+
+/// Calls `keep` with every USPS image of the folder `path` (both files, in order) but exact
+/// duplicates of an earlier one (+0.0 and -0.0 alike); returns the duplicates' names
+/// (`<file> line <k>`), which are dropped.
+pub(super) fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<String>> {
+    let mut seen: HashSet<Vec<u64>> = HashSet::new();
+    let mut dropped = Vec::new();
+    for f in usps_files(path) {
+        let m = PointMatrix::usps(&f)?;
+        let ls = m.labels.clone().unwrap_or_default();
+        for k in 0..m.n_points() {
+            let key: Vec<u64> = m.row(k).iter().map(|v| (v + 0.0).to_bits()).collect();
+            if seen.insert(key) {
+                keep(m.row(k), ls.get(k).map_or("", String::as_str));
+            } else {
+                let file = f.file_name().unwrap_or_default().to_string_lossy();
+                dropped.push(format!("{file} line {}", k + 1));
+            }
+        }
+    }
+    Ok(dropped)
 }
