@@ -370,3 +370,167 @@ pub fn posterior_sampling(results: &Results) -> Result<Vec<Measure>> {
         ),
     ])
 }
+
+/// Rows of the float column `col` of `table` (nulls left out).
+fn values(results: &Results, table: &str, col: &str) -> Result<Vec<f64>> {
+    Ok(f64_column(&results.table(table)?, col)?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// The sparse kind (`sparse.parquet`): a sparse trellis never beats the exact trellis (its
+/// trees are among all trees): its mean gain over greedy is at most the exact trellis's.
+pub fn sparse(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("sparse")?;
+    let (s, e) = (
+        f64_column(&t, "mean_map_minus_greedy")?,
+        f64_column(&t, "exact_trellis_minus_greedy")?,
+    );
+    let above_exact = s
+        .iter()
+        .zip(&e)
+        .filter(|(s, e)| matches!((s, e), (Some(s), Some(e)) if above(*s, *e)))
+        .count();
+    Ok(vec![property(
+        "sparse_at_most_exact",
+        "property: sparsities whose mean gain over greedy exceeds the exact trellis's",
+        above_exact,
+    )])
+}
+
+/// The cost_functions kind (`cost_functions.parquet`): the trellis's MAP energy equals the
+/// minimum over every tree (enumerated), and the Dasgupta-product ranges are ordered.
+pub fn cost_functions(results: &Results) -> Result<Vec<Measure>> {
+    let t = results.table("cost_functions")?;
+    let (m, tr) = (
+        f64_column(&t, "map_energy")?,
+        f64_column(&t, "trellis_map_energy")?,
+    );
+    let differ = m
+        .iter()
+        .zip(&tr)
+        .filter(|(a, b)| matches!((a, b), (Some(a), Some(b)) if above(*a, *b) || above(*b, *a)))
+        .count();
+    let (lo, mean, hi) = (
+        f64_column(&t, "all_trees_dp_min")?,
+        f64_column(&t, "all_trees_dp_mean")?,
+        f64_column(&t, "all_trees_dp_max")?,
+    );
+    let unordered = (0..t.height())
+        .filter(|&r| {
+            matches!((lo[r], mean[r], hi[r]), (Some(l), Some(x), Some(h)) if above(l, x) || above(x, h))
+        })
+        .count();
+    Ok(vec![
+        property(
+            "trellis_map_is_the_minimum",
+            "property: instances where the trellis's MAP energy differs from the enumerated minimum",
+            differ,
+        ),
+        property(
+            "ranges_ordered",
+            "property: instances whose min, mean and max over all trees are out of order",
+            unordered,
+        ),
+    ])
+}
+
+/// The coalescent_synthetic kind (`runs.parquet`): squared and absolute errors are at least 0
+/// and no evidence estimate is NaN.
+pub fn coalescent_synthetic(results: &Results, metrics: &[&str]) -> Result<Vec<Measure>> {
+    let mut negative = 0;
+    for m in metrics
+        .iter()
+        .filter(|m| m.contains("mse") || m.contains("mae"))
+    {
+        negative += values(results, "runs", m)?
+            .iter()
+            .filter(|v| **v < 0.0)
+            .count();
+    }
+    let nan = values(results, "runs", "log_evidence")?
+        .iter()
+        .filter(|v| v.is_nan())
+        .count();
+    Ok(vec![
+        property(
+            "errors_at_least_zero",
+            "property: negative squared or absolute errors",
+            negative,
+        ),
+        property("evidence_not_nan", "property: NaN evidence estimates", nan),
+    ])
+}
+
+/// The coalescent_labelled kind: subtree score, ARI AUC and purity in [0, 1], every ARI in
+/// [-1, 1], and no evidence estimate NaN.
+pub fn coalescent_labelled(results: &Results, scores: &[&str]) -> Result<Vec<Measure>> {
+    let mut outside = 0;
+    for s in scores {
+        outside += values(results, "runs", s)?
+            .iter()
+            .filter(|v| !(-1e-12..=1.0 + 1e-12).contains(*v))
+            .count();
+    }
+    outside += values(results, "curves", "ari")?
+        .iter()
+        .filter(|v| !(-1.0 - 1e-12..=1.0 + 1e-12).contains(*v))
+        .count();
+    let nan = values(results, "runs", "log_evidence")?
+        .iter()
+        .filter(|v| v.is_nan())
+        .count();
+    Ok(vec![
+        property(
+            "scores_in_range",
+            "property: scores outside [0, 1] or ARIs outside [-1, 1]",
+            outside,
+        ),
+        property("evidence_not_nan", "property: NaN evidence estimates", nan),
+    ])
+}
+
+/// The pydt kind, for the parts that ran: MAP trees' purity and subtree score in [0, 1], node
+/// times in [0, 1], and no objective or joint density NaN.
+pub fn pydt(results: &Results) -> Result<Vec<Measure>> {
+    let has = |t: &str| results.dir().join(format!("{t}.parquet")).is_file();
+    let (mut outside, mut nan) = (0, 0);
+    let unit = |v: &f64| !(-1e-12..=1.0 + 1e-12).contains(v);
+    if has("maps") {
+        for c in ["purity", "subtree"] {
+            outside += values(results, "maps", c)?
+                .iter()
+                .filter(|v| unit(v))
+                .count();
+        }
+        nan += values(results, "maps", "objective")?
+            .iter()
+            .filter(|v| v.is_nan())
+            .count();
+    }
+    if has("map_nodes") {
+        outside += values(results, "map_nodes", "time")?
+            .iter()
+            .filter(|v| unit(v))
+            .count();
+    }
+    if has("traces") {
+        nan += values(results, "traces", "ln_joint")?
+            .iter()
+            .filter(|v| v.is_nan())
+            .count();
+    }
+    Ok(vec![
+        property(
+            "scores_and_times_in_unit_interval",
+            "property: purities, subtree scores or node times outside [0, 1]",
+            outside,
+        ),
+        property(
+            "objectives_not_nan",
+            "property: NaN objectives or joint densities",
+            nan,
+        ),
+    ])
+}

@@ -208,6 +208,10 @@ impl Experiment for CoalescentLabelled {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::coalescent_labelled(results, &SCORES.map(|m| m.0))
+    }
 }
 
 /// The checks of [`Experiment::validate`]; each error names the key and the fix.

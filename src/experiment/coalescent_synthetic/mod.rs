@@ -234,6 +234,10 @@ impl Experiment for CoalescentSynthetic {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::coalescent_synthetic(results, &METRICS.map(|m| m.0))
+    }
 }
 
 /// From `summary.parquet`: `synthetic.<setting>.<method>.<measure>` (mean over replicates) for

@@ -130,6 +130,10 @@ impl Experiment for CostFunctions {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::cost_functions(results)
+    }
 }
 
 /// `claim<k>.holds`: 1 when claim `k` holds, 0 when it fails, decided afresh by [`claims`] from

@@ -340,6 +340,10 @@ impl Experiment for Pydt {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::pydt(results)
+    }
 }
 
 /// Runs every part that the section names; the data are read and checked before anything is

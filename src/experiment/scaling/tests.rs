@@ -15,8 +15,9 @@ fn smoke_config_reproduces_the_accepted_run() {
         .flatten()
         .collect();
     assert_eq!(n, [6, 7, 8, 9, 10]);
-    // log Z, MAP, finite-tree count and entropy at each N, and the MAP-only trellis's bits.
-    assert_eq!(assert_checks_pass(&res), 21);
+    // log Z, MAP, finite-tree count and entropy at each N, the MAP-only trellis's bits, and 2
+    // properties.
+    assert_eq!(assert_checks_pass(&res), 23);
     let same = u64_column(&df, "map_trellis_same_bits").unwrap();
     assert!(same.iter().all(|v| *v == Some(1)));
 }

@@ -167,4 +167,8 @@ impl Experiment for Sparse {
     fn expected(&self) -> &'static str {
         include_str!("expected.toml")
     }
+
+    fn properties(&self, results: &Results) -> Result<Vec<Measure>> {
+        crate::experiment::properties::sparse(results)
+    }
 }
