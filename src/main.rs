@@ -316,6 +316,20 @@ fn cluster(
     let outcome =
         trellis_lab::experiment::run_config_with(&Registry::builtin(), &cfg, force, None)?;
     report(outcome)?;
+    // Say which methods did not apply, and why (trees.parquet records it).
+    let trees = out.join(&opts.name).join("trees.parquet");
+    if let Ok(t) = trellis_lab::experiment::table::read_parquet(&trees) {
+        let method = trellis_lab::experiment::table::str_column(&t, "method")?;
+        let status = trellis_lab::experiment::table::str_column(&t, "status")?;
+        let mut seen = std::collections::BTreeSet::new();
+        for (m, s) in method.iter().zip(&status) {
+            if let Some(why) = s.strip_prefix("not run: ") {
+                if seen.insert((m.clone(), why.to_string())) {
+                    eprintln!("note: {m} did not run: {why}");
+                }
+            }
+        }
+    }
     let summary = trellis_lab::report::write_report(out)?;
     eprintln!(
         "config {}; report {}",
