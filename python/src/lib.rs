@@ -1,0 +1,435 @@
+//! `trellis_lab._trellis_lab`: the Python face of the trellis-lab crate. It converts NumPy
+//! arrays and Python values to the crate's types, calls the crate, and converts back; every
+//! algorithm lives in the crate. Errors are Python exceptions carrying the crate's one-line
+//! messages (`ValueError` for bad input); long computations release the GIL.
+
+use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use rand::SeedableRng;
+use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset};
+use trellis_lab::exact::{FullTrellis, PosteriorSampler};
+use trellis_lab::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel, WeightMatrix};
+use trellis_lab::search::{beam_search, default_beam_size, generalised_kt, greedy, KtAlgorithm};
+use trellis_lab::tree::Tree as CrateTree;
+
+/// `obj` as a 2-D float64 array (any array-like of numbers: ints are converted, views of any
+/// layout accepted); otherwise a one-line `TypeError` or `ValueError` naming `what`.
+fn float_matrix<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f64>> {
+    if let Ok(a) = obj.extract::<PyReadonlyArray2<'py, f64>>() {
+        return Ok(a);
+    }
+    let np = obj.py().import("numpy")?;
+    let arr = np.call_method1("asarray", (obj, "float64")).map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!("{what} must be a 2-D array of numbers"))
+    })?;
+    let ndim: usize = arr.getattr("ndim")?.extract()?;
+    if ndim != 2 {
+        return Err(PyValueError::new_err(format!(
+            "{what} has {ndim} dimensions; pass a 2-D array"
+        )));
+    }
+    arr.extract::<PyReadonlyArray2<'py, f64>>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!("{what} must be a 2-D array of numbers"))
+    })
+}
+
+/// A `ValueError` with the crate's message.
+fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A binary tree over leaves `0..n` (the crate's `Tree`).
+#[pyclass(module = "trellis_lab", name = "Tree", frozen)]
+#[derive(Clone)]
+struct Tree {
+    inner: CrateTree,
+}
+
+#[pymethods]
+impl Tree {
+    /// Parses Newick whose leaf labels are the indices `0..n`.
+    #[staticmethod]
+    fn from_newick(text: &str) -> PyResult<Tree> {
+        CrateTree::from_newick(text)
+            .map(|inner| Tree { inner })
+            .map_err(value_error)
+    }
+
+    /// Canonical Newick, e.g. `((0,1),2);`.
+    fn newick(&self) -> String {
+        self.inner.to_newick()
+    }
+
+    /// The number of leaves.
+    #[getter]
+    fn n_leaves(&self) -> usize {
+        self.inner.n_leaves()
+    }
+
+    /// Every cluster (leaves, internal nodes, root) as a sorted list of leaf indices.
+    fn clusters(&self) -> Vec<Vec<usize>> {
+        self.inner
+            .clusters()
+            .into_iter()
+            .map(|c| c.iter().collect())
+            .collect()
+    }
+
+    /// SciPy's `(n - 1) x 4` linkage matrix: one row per merge, children before parents,
+    /// height = the merged cluster's number of leaves (so heights never decrease), so that
+    /// `scipy.cluster.hierarchy.dendrogram(tree.to_linkage())` draws the tree.
+    fn to_linkage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let n = self.inner.n_leaves();
+        let clusters = self.inner.node_clusters();
+        let nodes = self.inner.nodes();
+        let mut order: Vec<usize> = (0..nodes.len())
+            .filter(|&v| matches!(nodes[v], trellis_lab::tree::Node::Internal(..)))
+            .collect();
+        order.sort_by_key(|&v| (clusters[v].len(), clusters[v].lowest()));
+        let mut id = vec![0usize; nodes.len()];
+        for (v, node) in nodes.iter().enumerate() {
+            if let trellis_lab::tree::Node::Leaf(i) = node {
+                id[v] = *i;
+            }
+        }
+        let mut rows = Vec::with_capacity(n.saturating_sub(1));
+        for (k, &v) in order.iter().enumerate() {
+            if let trellis_lab::tree::Node::Internal(l, r) = nodes[v] {
+                let (a, b) = (id[l].min(id[r]), id[l].max(id[r]));
+                let size = clusters[v].len() as f64;
+                rows.push(vec![a as f64, b as f64, size, size]);
+                id[v] = n + k;
+            }
+        }
+        PyArray2::from_vec2(py, &rows).map_err(value_error)
+    }
+
+    /// The tree's log-likelihood under `jet`'s Ginkgo model (the one canonical scorer).
+    fn log_likelihood(&self, jet: &Jet) -> PyResult<f64> {
+        let m = jet.inner.model().map_err(value_error)?;
+        Ok(self.inner.log_likelihood(&m))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Tree({:?})", self.inner.to_newick())
+    }
+
+    fn __eq__(&self, other: &Tree) -> bool {
+        self.inner.clusters() == other.inner.clusters()
+    }
+}
+
+/// A Ginkgo jet: leaf four-momenta `(E, px, py, pz)` and its likelihood parameters.
+#[pyclass(module = "trellis_lab", name = "Jet", frozen)]
+#[derive(Clone)]
+struct Jet {
+    inner: CrateJet,
+}
+
+#[pymethods]
+impl Jet {
+    /// A jet from an `(n, 4)` float array of four-momenta `(E, px, py, pz)`, with the
+    /// squared-mass cut `t_cut` and the decay rates `lam` (and `lam_root` for the root split).
+    #[new]
+    #[pyo3(signature = (leaves, t_cut = 16.0, lam = 1.5, lam_root = None, name = "jet".to_string()))]
+    fn new(
+        leaves: &Bound<'_, PyAny>,
+        t_cut: f64,
+        lam: f64,
+        lam_root: Option<f64>,
+        name: String,
+    ) -> PyResult<Jet> {
+        let leaves = float_matrix(leaves, "leaves")?;
+        let shape = leaves.shape();
+        if shape[1] != 4 {
+            return Err(PyValueError::new_err(format!(
+                "leaves has shape ({}, {}); pass an (n, 4) array of four-momenta (E, px, py, pz)",
+                shape[0], shape[1]
+            )));
+        }
+        let a = leaves.as_array();
+        let rows: Vec<[f64; 4]> = a.outer_iter().map(|r| [r[0], r[1], r[2], r[3]]).collect();
+        let jet = CrateJet {
+            name,
+            n_leaves: rows.len(),
+            t_cut,
+            lam,
+            lam_root: lam_root.unwrap_or(lam),
+            m_hard: 0.0,
+            leaves: rows,
+            truth_tree: None,
+            truth_loglh: None,
+            reference: None,
+        };
+        jet.validate().map_err(value_error)?;
+        Ok(Jet { inner: jet })
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    #[getter]
+    fn n_leaves(&self) -> usize {
+        self.inner.leaves.len()
+    }
+
+    #[getter]
+    fn t_cut(&self) -> f64 {
+        self.inner.t_cut
+    }
+
+    #[getter]
+    fn lam(&self) -> f64 {
+        self.inner.lam
+    }
+
+    #[getter]
+    fn lam_root(&self) -> f64 {
+        self.inner.lam_root
+    }
+
+    /// The four-momenta as an `(n, 4)` array.
+    #[getter]
+    fn leaves<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let rows: Vec<Vec<f64>> = self.inner.leaves.iter().map(|p| p.to_vec()).collect();
+        PyArray2::from_vec2(py, &rows).map_err(value_error)
+    }
+
+    /// The generator's tree, if the file gave one.
+    #[getter]
+    fn truth(&self) -> Option<Tree> {
+        self.inner.truth().map(|inner| Tree { inner })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Jet({:?}, {} leaves)",
+            self.inner.name,
+            self.inner.leaves.len()
+        )
+    }
+}
+
+/// The jets of a file in the `data/ginkgo_jets` schema (each checked as the CLI checks it).
+#[pyfunction]
+fn load_jets(path: std::path::PathBuf) -> PyResult<Vec<Jet>> {
+    let ds = JetDataset::load(&path).map_err(value_error)?;
+    Ok(ds.jets.into_iter().map(|inner| Jet { inner }).collect())
+}
+
+/// The energy a tree is scored by: a jet's Ginkgo likelihood, or Dasgupta's cost or the
+/// hierarchical correlation clustering energy over a similarity matrix.
+enum Energy {
+    Ginkgo(GinkgoModel),
+    Dasgupta(DasguptaModel),
+    Correlation(CorrelationModel),
+}
+
+macro_rules! with_model {
+    ($e:expr, $m:ident => $body:expr) => {
+        match $e {
+            Energy::Ginkgo($m) => $body,
+            Energy::Dasgupta($m) => $body,
+            Energy::Correlation($m) => $body,
+        }
+    };
+}
+
+/// The energy of `jet`, or of `similarity` (an `(n, n)` symmetric float array) under `energy`
+/// ("dasgupta" or "correlation") at inverse temperature `beta`.
+fn energy_of(
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+) -> PyResult<Energy> {
+    match (jet, similarity) {
+        (Some(j), None) => Ok(Energy::Ginkgo(j.inner.model().map_err(value_error)?)),
+        (None, Some(s)) => {
+            let s = float_matrix(s, "similarity")?;
+            let shape = s.shape();
+            if shape[0] != shape[1] {
+                return Err(PyValueError::new_err(format!(
+                    "similarity has shape ({}, {}); pass a square (n, n) array",
+                    shape[0], shape[1]
+                )));
+            }
+            let rows: Vec<Vec<f64>> = s.as_array().outer_iter().map(|r| r.to_vec()).collect();
+            let w = WeightMatrix::new(rows).map_err(value_error)?;
+            match energy {
+                "dasgupta" => Ok(Energy::Dasgupta(
+                    DasguptaModel::new(w, beta).map_err(value_error)?,
+                )),
+                "correlation" => Ok(Energy::Correlation(
+                    CorrelationModel::new(w, beta).map_err(value_error)?,
+                )),
+                other => Err(PyValueError::new_err(format!(
+                    "energy = {other:?} is not known; use \"dasgupta\" or \"correlation\""
+                ))),
+            }
+        }
+        _ => Err(PyValueError::new_err(
+            "pass either a jet or a similarity array (not both, not neither)",
+        )),
+    }
+}
+
+/// The exact cluster trellis over all trees of a jet or a similarity matrix.
+#[pyclass(module = "trellis_lab", name = "Trellis", frozen)]
+struct Trellis {
+    trellis: FullTrellis,
+    energy: Energy,
+}
+
+#[pymethods]
+impl Trellis {
+    /// The log partition function over every binary tree.
+    #[getter]
+    fn log_z(&self) -> f64 {
+        self.trellis.log_partition()
+    }
+
+    /// The MAP tree's log-likelihood (its energy's log potential).
+    #[getter]
+    fn map_log_likelihood(&self) -> f64 {
+        self.trellis.map_log_likelihood()
+    }
+
+    /// The MAP tree.
+    #[getter]
+    fn map_tree(&self) -> Tree {
+        Tree {
+            inner: self.trellis.map_tree(),
+        }
+    }
+
+    /// The number of trees with a finite likelihood (an exact Python int).
+    #[getter]
+    fn n_trees(&self) -> u128 {
+        self.trellis.n_trees_finite()
+    }
+
+    /// The posterior entropy in nats.
+    #[getter]
+    fn entropy(&self) -> f64 {
+        self.trellis.entropy()
+    }
+
+    /// `n` exact posterior samples drawn with `seed`.
+    #[pyo3(signature = (n, seed = 0))]
+    fn sample(&self, py: Python<'_>, n: usize, seed: u64) -> PyResult<Vec<Tree>> {
+        let trees = py.detach(|| {
+            with_model!(&self.energy, m => {
+                let mut s = PosteriorSampler::new(&self.trellis, m)?;
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                s.sample_many(n, &mut rng)
+            })
+        });
+        Ok(trees
+            .map_err(value_error)?
+            .into_iter()
+            .map(|inner| Tree { inner })
+            .collect())
+    }
+
+    /// The log posterior probability of `tree`.
+    fn log_probability(&self, tree: &Tree) -> PyResult<f64> {
+        with_model!(&self.energy, m => {
+            let s = PosteriorSampler::new(&self.trellis, m).map_err(value_error)?;
+            Ok(s.log_probability(&tree.inner))
+        })
+    }
+}
+
+/// Runs the exact trellis on `jet`, or on `similarity` with `energy` and `beta`, up to
+/// `max_leaves` leaves (memory grows 2x and time 3x per leaf; N = 20 takes about 14 s).
+#[pyfunction]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 22))]
+fn exact_trellis(
+    py: Python<'_>,
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+    max_leaves: usize,
+) -> PyResult<Trellis> {
+    let e = energy_of(jet, similarity, energy, beta)?;
+    let trellis = py
+        .detach(|| with_model!(&e, m => FullTrellis::build_with_limit(m, max_leaves)))
+        .map_err(value_error)?;
+    Ok(Trellis { trellis, energy: e })
+}
+
+/// Beam search: the best tree it finds and its log-likelihood (beam size default
+/// min(3N, N(N-1)/2), the paper's).
+#[pyfunction]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, beam_size = None))]
+fn beam(
+    py: Python<'_>,
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+    beam_size: Option<usize>,
+) -> PyResult<(Tree, f64)> {
+    let e = energy_of(jet, similarity, energy, beta)?;
+    let f = py
+        .detach(|| {
+            with_model!(&e, m => {
+                let size = beam_size.unwrap_or_else(|| default_beam_size(m.n_leaves()));
+                beam_search(m, size)
+            })
+        })
+        .map_err(value_error)?;
+    Ok((Tree { inner: f.tree }, f.log_likelihood))
+}
+
+/// Greedy agglomeration on the energy: its tree and log-likelihood.
+#[pyfunction]
+#[pyo3(name = "greedy", signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0))]
+fn greedy_tree(
+    py: Python<'_>,
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+) -> PyResult<(Tree, f64)> {
+    let e = energy_of(jet, similarity, energy, beta)?;
+    let f = py
+        .detach(|| with_model!(&e, m => greedy(m)))
+        .map_err(value_error)?;
+    Ok((Tree { inner: f.tree }, f.log_likelihood))
+}
+
+/// The generalised kt algorithm on a jet: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt), or
+/// any exponent; radius `r`.
+#[pyfunction]
+#[pyo3(signature = (jet, p = 1.0, r = 1.0))]
+fn kt(jet: &Jet, p: f64, r: f64) -> PyResult<Tree> {
+    let alg = match p {
+        1.0 => KtAlgorithm::Kt,
+        0.0 => KtAlgorithm::CambridgeAachen,
+        -1.0 => KtAlgorithm::AntiKt,
+        other => KtAlgorithm::Generalised(other),
+    };
+    generalised_kt(&jet.inner.leaves, alg, r)
+        .map(|inner| Tree { inner })
+        .map_err(value_error)
+}
+
+/// The extension module.
+#[pymodule]
+fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Tree>()?;
+    m.add_class::<Jet>()?;
+    m.add_class::<Trellis>()?;
+    m.add_function(wrap_pyfunction!(load_jets, m)?)?;
+    m.add_function(wrap_pyfunction!(exact_trellis, m)?)?;
+    m.add_function(wrap_pyfunction!(beam, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(kt, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,86 @@
+from os import PathLike
+from typing import Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+class Tree:
+    """A binary tree over leaves 0..n."""
+
+    @staticmethod
+    def from_newick(text: str) -> "Tree": ...
+    def newick(self) -> str: ...
+    @property
+    def n_leaves(self) -> int: ...
+    def clusters(self) -> list[list[int]]: ...
+    def to_linkage(self) -> npt.NDArray[np.float64]:
+        """SciPy's (n - 1) x 4 linkage matrix (heights = cluster sizes)."""
+    def log_likelihood(self, jet: "Jet") -> float: ...
+
+class Jet:
+    """A Ginkgo jet: leaf four-momenta (E, px, py, pz) and likelihood parameters."""
+
+    def __init__(
+        self,
+        leaves: npt.NDArray[np.float64],
+        t_cut: float = 16.0,
+        lam: float = 1.5,
+        lam_root: Optional[float] = None,
+        name: str = "jet",
+    ) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def n_leaves(self) -> int: ...
+    @property
+    def t_cut(self) -> float: ...
+    @property
+    def lam(self) -> float: ...
+    @property
+    def lam_root(self) -> float: ...
+    @property
+    def leaves(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def truth(self) -> Optional[Tree]: ...
+
+class Trellis:
+    """The exact cluster trellis over every binary tree."""
+
+    @property
+    def log_z(self) -> float: ...
+    @property
+    def map_log_likelihood(self) -> float: ...
+    @property
+    def map_tree(self) -> Tree: ...
+    @property
+    def n_trees(self) -> int: ...
+    @property
+    def entropy(self) -> float: ...
+    def sample(self, n: int, seed: int = 0) -> list[Tree]: ...
+    def log_probability(self, tree: Tree) -> float: ...
+
+def load_jets(path: Union[str, PathLike[str]]) -> list[Jet]: ...
+def exact_trellis(
+    jet: Optional[Jet] = None,
+    *,
+    similarity: Optional[npt.NDArray[np.float64]] = None,
+    energy: str = "dasgupta",
+    beta: float = 1.0,
+    max_leaves: int = 22,
+) -> Trellis: ...
+def beam(
+    jet: Optional[Jet] = None,
+    *,
+    similarity: Optional[npt.NDArray[np.float64]] = None,
+    energy: str = "dasgupta",
+    beta: float = 1.0,
+    beam_size: Optional[int] = None,
+) -> tuple[Tree, float]: ...
+def greedy(
+    jet: Optional[Jet] = None,
+    *,
+    similarity: Optional[npt.NDArray[np.float64]] = None,
+    energy: str = "dasgupta",
+    beta: float = 1.0,
+) -> tuple[Tree, float]: ...
+def kt(jet: Jet, p: float = 1.0, r: float = 1.0) -> Tree: ...
