@@ -3,6 +3,8 @@
 //! algorithm lives in the crate. Errors are Python exceptions carrying the crate's one-line
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
+mod more;
+
 use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -15,7 +17,10 @@ use trellis_lab::tree::Tree as CrateTree;
 
 /// `obj` as a 2-D float64 array (any array-like of numbers: ints are converted, views of any
 /// layout accepted); otherwise a one-line `TypeError` or `ValueError` naming `what`.
-fn float_matrix<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f64>> {
+pub(crate) fn float_matrix<'py>(
+    obj: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<PyReadonlyArray2<'py, f64>> {
     if let Ok(a) = obj.extract::<PyReadonlyArray2<'py, f64>>() {
         return Ok(a);
     }
@@ -35,15 +40,15 @@ fn float_matrix<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonly
 }
 
 /// A `ValueError` with the crate's message.
-fn value_error(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
 /// A binary tree over leaves `0..n` (the crate's `Tree`).
 #[pyclass(module = "trellis_lab", name = "Tree", frozen)]
 #[derive(Clone)]
-struct Tree {
-    inner: CrateTree,
+pub(crate) struct Tree {
+    pub(crate) inner: CrateTree,
 }
 
 #[pymethods]
@@ -123,8 +128,8 @@ impl Tree {
 /// A Ginkgo jet: leaf four-momenta `(E, px, py, pz)` and its likelihood parameters.
 #[pyclass(module = "trellis_lab", name = "Jet", frozen)]
 #[derive(Clone)]
-struct Jet {
-    inner: CrateJet,
+pub(crate) struct Jet {
+    pub(crate) inner: CrateJet,
 }
 
 #[pymethods]
@@ -222,25 +227,26 @@ fn load_jets(path: std::path::PathBuf) -> PyResult<Vec<Jet>> {
 
 /// The energy a tree is scored by: a jet's Ginkgo likelihood, or Dasgupta's cost or the
 /// hierarchical correlation clustering energy over a similarity matrix.
-enum Energy {
+pub(crate) enum Energy {
     Ginkgo(GinkgoModel),
     Dasgupta(DasguptaModel),
     Correlation(CorrelationModel),
 }
 
+#[macro_export]
 macro_rules! with_model {
     ($e:expr, $m:ident => $body:expr) => {
         match $e {
-            Energy::Ginkgo($m) => $body,
-            Energy::Dasgupta($m) => $body,
-            Energy::Correlation($m) => $body,
+            $crate::Energy::Ginkgo($m) => $body,
+            $crate::Energy::Dasgupta($m) => $body,
+            $crate::Energy::Correlation($m) => $body,
         }
     };
 }
 
 /// The energy of `jet`, or of `similarity` (an `(n, n)` symmetric float array) under `energy`
 /// ("dasgupta" or "correlation") at inverse temperature `beta`.
-fn energy_of(
+pub(crate) fn energy_of(
     jet: Option<&Jet>,
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
@@ -279,9 +285,9 @@ fn energy_of(
 
 /// The exact cluster trellis over all trees of a jet or a similarity matrix.
 #[pyclass(module = "trellis_lab", name = "Trellis", frozen)]
-struct Trellis {
-    trellis: FullTrellis,
-    energy: Energy,
+pub(crate) struct Trellis {
+    pub(crate) trellis: FullTrellis,
+    pub(crate) energy: Energy,
 }
 
 #[pymethods]
@@ -333,6 +339,11 @@ impl Trellis {
             .into_iter()
             .map(|inner| Tree { inner })
             .collect())
+    }
+
+    /// The posterior probability that `leaves` (a list of leaf indices) form a cluster.
+    fn cluster_marginal(&self, leaves: Vec<usize>) -> PyResult<f64> {
+        more::cluster_marginal(self, &leaves)
     }
 
     /// The log posterior probability of `tree`.
@@ -431,5 +442,10 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(beam, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_tree, m)?)?;
     m.add_function(wrap_pyfunction!(kt, m)?)?;
+    m.add_class::<more::Flat>()?;
+    m.add_function(wrap_pyfunction!(more::generate_jets, m)?)?;
+    m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;
+    m.add_function(wrap_pyfunction!(more::map_trellis, m)?)?;
+    m.add_function(wrap_pyfunction!(more::flat_trellis, m)?)?;
     Ok(())
 }

@@ -195,3 +195,34 @@ def test_beyond_the_exact_limit_the_message_states_memory_and_time():
     with pytest.raises(ValueError, match="memory") as e:
         tl.exact_trellis(similarity=np.zeros((30, 30)), max_leaves=22)
     assert "N = 30" in str(e.value)
+
+
+def test_generator_map_trellis_marginals_and_linkage():
+    jets = tl.generate_jets(5, min_leaves=6, max_leaves=8, seed=3)
+    assert len(jets) == 5 and all(6 <= j.n_leaves <= 8 for j in jets)
+    assert [j.leaves.tolist() for j in tl.generate_jets(5, 6, 8, seed=3)] == [
+        j.leaves.tolist() for j in jets
+    ]
+    for jet in jets:
+        full = tl.exact_trellis(jet)
+        tree, value = tl.map_trellis(jet)
+        assert value == full.map_log_likelihood and tree == full.map_tree
+        # Every leaf and the root are clusters of every tree; a pair is sometimes.
+        assert abs(full.cluster_marginal(list(range(jet.n_leaves))) - 1) < 1e-12
+        assert abs(full.cluster_marginal([0]) - 1) < 1e-12
+        assert 0 <= full.cluster_marginal([0, 1]) <= 1
+    s = np.array([[0, 3, 1, 0], [3, 0, 1, 0], [1, 1, 0, 2], [0, 0, 2, 0.0]])
+    # (0, 1) at 3, then (2, 3) at 2 (above {0, 1} with 2 at 1), then the root.
+    assert tl.average_linkage(s).newick() == "((0,1),(2,3));"
+
+
+def test_flat_trellis_on_affinities():
+    a = np.array([[0, 2, -1, -1], [2, 0, -1, -1], [-1, -1, 0, 2], [-1, -1, 2, 0.0]])
+    f = tl.flat_trellis(a)
+    assert f.map_labels().tolist() == [0, 0, 1, 1]
+    m = f.pairwise_marginals()
+    assert m.shape == (4, 4) and np.allclose(m, m.T) and np.all((m >= 0) & (m <= 1 + 1e-12))
+    assert m[0, 1] > m[0, 2]
+    assert f.log_z >= f.map_log_energy
+    with pytest.raises(ValueError):
+        tl.flat_trellis(np.ones((2, 3)))

@@ -11,23 +11,33 @@ error messages as Python exceptions (ValueError for bad input), the same bits as
 """
 
 from ._trellis_lab import (
+    FlatTrellis,
     Jet,
     Tree,
     Trellis,
+    average_linkage,
     beam,
     exact_trellis,
+    flat_trellis,
+    generate_jets,
     greedy,
     kt,
     load_jets,
+    map_trellis,
 )
 
 __all__ = [
+    "FlatTrellis",
     "Jet",
     "Tree",
     "Trellis",
+    "average_linkage",
     "beam",
     "exact_trellis",
+    "flat_trellis",
+    "generate_jets",
     "greedy",
     "kt",
     "load_jets",
+    "map_trellis",
 ]

@@ -1,0 +1,159 @@
+//! Further bindings: the Ginkgo generator, average linkage, the MAP-only trellis, cluster
+//! marginals and the flat cluster trellis.
+
+use crate::{energy_of, float_matrix, value_error, Jet, Tree, Trellis};
+use numpy::{PyArray1, PyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
+use trellis_lab::exact::MapTrellis;
+use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
+use trellis_lab::model::WeightMatrix;
+use trellis_lab::subset::Subset;
+
+/// `n` jets from the Ginkgo generator with `min_leaves..=max_leaves` leaves (`jet_type` "qcd"
+/// or "w"), drawn with `seed` as `[jets] source = "generate"` draws them.
+#[pyfunction]
+#[pyo3(signature = (n, min_leaves = 5, max_leaves = 10, seed = 0, jet_type = "qcd", root_scale = None, max_tries = None))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
+pub fn generate_jets(
+    py: Python<'_>,
+    n: usize,
+    min_leaves: usize,
+    max_leaves: usize,
+    seed: u64,
+    jet_type: &str,
+    root_scale: Option<f64>,
+    max_tries: Option<usize>,
+) -> PyResult<Vec<Jet>> {
+    let mut params = match jet_type {
+        "qcd" => GinkgoParams::qcd(),
+        "w" => GinkgoParams::w_jet(),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "jet_type = {other:?} is not known; use \"qcd\" or \"w\""
+            )))
+        }
+    };
+    if let Some(r) = root_scale {
+        params.root_scale = r;
+    }
+    let tries = max_tries.unwrap_or(100 * n.max(100));
+    let ds = py
+        .detach(|| generate_dataset(&params, n, min_leaves, max_leaves, seed, tries, "jet"))
+        .map_err(value_error)?;
+    Ok(ds.jets.into_iter().map(|inner| Jet { inner }).collect())
+}
+
+/// Average linkage (UPGMA) on an `(n, n)` similarity array.
+#[pyfunction]
+pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
+    let s = float_matrix(similarity, "similarity")?;
+    let rows: Vec<Vec<f64>> = s.as_array().outer_iter().map(|r| r.to_vec()).collect();
+    let w = WeightMatrix::new(rows).map_err(value_error)?;
+    trellis_lab::search::average_linkage(&w)
+        .map(|inner| Tree { inner })
+        .map_err(value_error)
+}
+
+/// The exact MAP tree and value alone (the MAP-only trellis: the same bits as the full
+/// trellis, up to 24 leaves in minutes).
+#[pyfunction]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 24))]
+pub fn map_trellis(
+    py: Python<'_>,
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+    max_leaves: usize,
+) -> PyResult<(Tree, f64)> {
+    let e = energy_of(jet, similarity, energy, beta)?;
+    let t = py
+        .detach(|| crate::with_model!(&e, m => MapTrellis::build_with_limit(m, max_leaves)))
+        .map_err(value_error)?;
+    Ok((
+        Tree {
+            inner: t.map_tree(),
+        },
+        t.map_log_likelihood(),
+    ))
+}
+
+/// The cluster given by `leaves` (indices) as a subset of `n` leaves.
+fn subset(leaves: &[usize], n: usize) -> PyResult<Subset> {
+    let mut s = Subset::EMPTY;
+    for &i in leaves {
+        if i >= n {
+            return Err(PyValueError::new_err(format!(
+                "leaf {i} is not one of the {n} leaves 0..{n}"
+            )));
+        }
+        s = s.union(Subset::singleton(i));
+    }
+    Ok(s)
+}
+
+/// The posterior probability that `leaves` (leaf indices) form a cluster of `t`'s trees.
+pub(crate) fn cluster_marginal(t: &Trellis, leaves: &[usize]) -> PyResult<f64> {
+    let c = subset(leaves, t.trellis.n_leaves())?;
+    crate::with_model!(&t.energy, m => trellis_lab::exact::cluster_marginal(&t.trellis, m, c))
+        .map_err(value_error)
+}
+
+/// The exact flat cluster trellis over every clustering of a similarity matrix.
+#[pyclass(module = "trellis_lab", name = "FlatTrellis", frozen)]
+pub struct Flat {
+    trellis: FlatTrellis,
+}
+
+#[pymethods]
+impl Flat {
+    /// The log partition function over all Bell(n) clusterings.
+    #[getter]
+    fn log_z(&self) -> f64 {
+        self.trellis.log_partition()
+    }
+
+    /// The MAP clustering's log energy.
+    #[getter]
+    fn map_log_energy(&self) -> f64 {
+        self.trellis.map_log_energy()
+    }
+
+    /// The MAP clustering as a label per point (clusters numbered by their lowest point).
+    fn map_labels<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let clusters = self.trellis.map_clustering();
+        let n = clusters.iter().map(|c| c.len()).sum();
+        let mut labels = vec![0i64; n];
+        let mut sorted = clusters.clone();
+        sorted.sort_by_key(|c| c.lowest());
+        for (k, c) in sorted.iter().enumerate() {
+            for i in c.iter() {
+                labels[i] = k as i64;
+            }
+        }
+        PyArray1::from_vec(py, labels)
+    }
+
+    /// The `(n, n)` matrix of pairwise marginals (the probability that i and j share a
+    /// cluster).
+    fn pairwise_marginals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        PyArray2::from_vec2(py, &self.trellis.pairwise_marginals()).map_err(value_error)
+    }
+}
+
+/// The flat trellis of the correlation-clustering energy `β Σ a_ij` over an `(n, n)`
+/// affinity array.
+#[pyfunction]
+#[pyo3(signature = (affinity, beta = 1.0))]
+pub fn flat_trellis(py: Python<'_>, affinity: &Bound<'_, PyAny>, beta: f64) -> PyResult<Flat> {
+    let a = float_matrix(affinity, "affinity")?;
+    let rows: Vec<Vec<f64>> = a.as_array().outer_iter().map(|r| r.to_vec()).collect();
+    let w = WeightMatrix::new(rows).map_err(value_error)?;
+    let model = PairwiseAffinity::with_beta(w, beta).map_err(value_error)?;
+    let trellis = py
+        .detach(|| FlatTrellis::build(&model))
+        .map_err(value_error)?;
+    Ok(Flat { trellis })
+}
