@@ -39,6 +39,20 @@ pub(crate) fn float_matrix<'py>(
     })
 }
 
+/// `obj` as the crate's `WeightMatrix` (an `(n, n)` symmetric array of finite numbers).
+pub(crate) fn weight_matrix(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<WeightMatrix> {
+    let a = float_matrix(obj, what)?;
+    let shape = a.shape();
+    if shape[0] != shape[1] {
+        return Err(PyValueError::new_err(format!(
+            "{what} has shape ({}, {}); pass a square (n, n) array",
+            shape[0], shape[1]
+        )));
+    }
+    let rows: Vec<Vec<f64>> = a.as_array().outer_iter().map(|r| r.to_vec()).collect();
+    WeightMatrix::new(rows).map_err(value_error)
+}
+
 /// A `ValueError` with the crate's message.
 pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -255,16 +269,7 @@ pub(crate) fn energy_of(
     match (jet, similarity) {
         (Some(j), None) => Ok(Energy::Ginkgo(j.inner.model().map_err(value_error)?)),
         (None, Some(s)) => {
-            let s = float_matrix(s, "similarity")?;
-            let shape = s.shape();
-            if shape[0] != shape[1] {
-                return Err(PyValueError::new_err(format!(
-                    "similarity has shape ({}, {}); pass a square (n, n) array",
-                    shape[0], shape[1]
-                )));
-            }
-            let rows: Vec<Vec<f64>> = s.as_array().outer_iter().map(|r| r.to_vec()).collect();
-            let w = WeightMatrix::new(rows).map_err(value_error)?;
+            let w = weight_matrix(s, "similarity")?;
             match energy {
                 "dasgupta" => Ok(Energy::Dasgupta(
                     DasguptaModel::new(w, beta).map_err(value_error)?,

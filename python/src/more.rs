@@ -1,14 +1,13 @@
 //! Further bindings: the Ginkgo generator, average linkage, the MAP-only trellis, cluster
 //! marginals and the flat cluster trellis.
 
-use crate::{energy_of, float_matrix, value_error, Jet, Tree, Trellis};
+use crate::{energy_of, value_error, weight_matrix, Jet, Tree, Trellis};
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
 use trellis_lab::exact::MapTrellis;
 use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
-use trellis_lab::model::WeightMatrix;
 use trellis_lab::subset::Subset;
 
 /// `n` jets from the Ginkgo generator with `min_leaves..=max_leaves` leaves (`jet_type` "qcd"
@@ -48,9 +47,7 @@ pub fn generate_jets(
 /// Average linkage (UPGMA) on an `(n, n)` similarity array.
 #[pyfunction]
 pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
-    let s = float_matrix(similarity, "similarity")?;
-    let rows: Vec<Vec<f64>> = s.as_array().outer_iter().map(|r| r.to_vec()).collect();
-    let w = WeightMatrix::new(rows).map_err(value_error)?;
+    let w = weight_matrix(similarity, "similarity")?;
     trellis_lab::search::average_linkage(&w)
         .map(|inner| Tree { inner })
         .map_err(value_error)
@@ -148,9 +145,7 @@ impl Flat {
 #[pyfunction]
 #[pyo3(signature = (affinity, beta = 1.0))]
 pub fn flat_trellis(py: Python<'_>, affinity: &Bound<'_, PyAny>, beta: f64) -> PyResult<Flat> {
-    let a = float_matrix(affinity, "affinity")?;
-    let rows: Vec<Vec<f64>> = a.as_array().outer_iter().map(|r| r.to_vec()).collect();
-    let w = WeightMatrix::new(rows).map_err(value_error)?;
+    let w = weight_matrix(affinity, "affinity")?;
     let model = PairwiseAffinity::with_beta(w, beta).map_err(value_error)?;
     let trellis = py
         .detach(|| FlatTrellis::build(&model))

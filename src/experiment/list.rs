@@ -168,8 +168,14 @@ fn stale_because(cfg: &config::Config, dir: &Path) -> Option<String> {
         return Some("manifest.json cannot be read".into());
     };
     let m = results.manifest();
-    if let Some(key) = first_difference(m.get("config").unwrap_or(&Value::Null), &cfg.value, "") {
-        return Some(format!("config changed ({})", config::clip(&key, 60)));
+    let recorded = m.get("config").unwrap_or(&Value::Null);
+    if let Some(key) = super::references::differing_keys(recorded, &cfg.value, false).first() {
+        let key = if key.is_empty() {
+            "the whole config"
+        } else {
+            key
+        };
+        return Some(format!("config changed ({})", config::clip(key, 60)));
     }
     if m.get("program_hash").and_then(Value::as_str) != Some(staging::program_hash().as_str()) {
         return Some("program changed (rebuilt since the run)".into());
@@ -187,32 +193,6 @@ fn stale_because(cfg: &config::Config, dir: &Path) -> Option<String> {
     }
     let changes = staging::output_changes(dir, m);
     (!changes.is_empty()).then(|| staging::describe_changes(&changes))
-}
-
-/// The dotted path of the first place where `a` and `b` differ (`""` for the whole value).
-fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
-    let join = |k: &str| {
-        if at.is_empty() {
-            k.to_string()
-        } else {
-            format!("{at}.{k}")
-        }
-    };
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
-                (Some(u), Some(v)) => first_difference(u, v, &join(k)),
-                _ => Some(join(k)),
-            })
-        }
-        _ if a == b => None,
-        _ => Some(if at.is_empty() {
-            "the whole config".into()
-        } else {
-            at.into()
-        }),
-    }
 }
 
 #[cfg(test)]

@@ -146,6 +146,14 @@ fn above(a: f64, b: f64) -> bool {
     a > b + 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
+/// Rows where both columns hold a value and `a` exceeds `b` beyond rounding ([`above`]).
+fn count_above(a: &[Option<f64>], b: &[Option<f64>]) -> usize {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| matches!((x, y), (Some(x), Some(y)) if above(*x, *y)))
+        .count()
+}
+
 /// The dasgupta kind (`dasgupta.parquet`): the exact MAP's Dasgupta cost is at most average
 /// linkage's and greedy's on every graph.
 pub fn dasgupta(results: &Results) -> Result<Vec<Measure>> {
@@ -154,11 +162,7 @@ pub fn dasgupta(results: &Results) -> Result<Vec<Measure>> {
     let mut worse = 0;
     for other in ["average_linkage_cost", "greedy_cost"] {
         let o = f64_column(&t, other)?;
-        worse += map
-            .iter()
-            .zip(&o)
-            .filter(|(m, o)| matches!((m, o), (Some(m), Some(o)) if above(*m, *o)))
-            .count();
+        worse += count_above(&map, &o);
     }
     Ok(vec![property(
         "exact_map_cost_lowest",
@@ -285,11 +289,7 @@ pub fn flat_pam50(results: &Results) -> Result<Vec<Measure>> {
         f64_column(&summary, "log_z")?,
         f64_column(&summary, "map_log_energy")?,
     );
-    let below = z
-        .iter()
-        .zip(&m)
-        .filter(|(z, m)| matches!((z, m), (Some(z), Some(m)) if above(*m, *z)))
-        .count();
+    let below = count_above(&m, &z);
     Ok(vec![
         property(
             "probabilities_in_unit_interval",
@@ -387,11 +387,7 @@ pub fn sparse(results: &Results) -> Result<Vec<Measure>> {
         f64_column(&t, "mean_map_minus_greedy")?,
         f64_column(&t, "exact_trellis_minus_greedy")?,
     );
-    let above_exact = s
-        .iter()
-        .zip(&e)
-        .filter(|(s, e)| matches!((s, e), (Some(s), Some(e)) if above(*s, *e)))
-        .count();
+    let above_exact = count_above(&s, &e);
     Ok(vec![property(
         "sparse_at_most_exact",
         "property: sparsities whose mean gain over greedy exceeds the exact trellis's",
@@ -407,11 +403,7 @@ pub fn cost_functions(results: &Results) -> Result<Vec<Measure>> {
         f64_column(&t, "map_energy")?,
         f64_column(&t, "trellis_map_energy")?,
     );
-    let differ = m
-        .iter()
-        .zip(&tr)
-        .filter(|(a, b)| matches!((a, b), (Some(a), Some(b)) if above(*a, *b) || above(*b, *a)))
-        .count();
+    let differ = count_above(&m, &tr) + count_above(&tr, &m);
     let (lo, mean, hi) = (
         f64_column(&t, "all_trees_dp_min")?,
         f64_column(&t, "all_trees_dp_mean")?,

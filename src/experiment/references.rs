@@ -106,13 +106,20 @@ pub fn differences(name: &str, run: &Value) -> Option<Vec<String>> {
     )
     .ok()?
     .value;
-    let mut out = Vec::new();
-    diff(&reference, run, "", &mut out);
+    let mut out = differing_keys(&reference, run, true);
     out.retain(|k| k != "experiment.output_dir" && k != "experiment.threads");
     Some(out)
 }
 
-fn diff(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+/// Every dotted key where two configs in normal form differ; with `paths_by_name`, two path
+/// strings with the same file name count as equal.
+pub fn differing_keys(a: &Value, b: &Value, paths_by_name: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    diff(a, b, "", paths_by_name, &mut out);
+    out
+}
+
+fn diff(a: &Value, b: &Value, at: &str, paths_by_name: bool, out: &mut Vec<String>) {
     let join = |k: &str| {
         if at.is_empty() {
             k.to_string()
@@ -125,19 +132,19 @@ fn diff(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             for k in keys {
                 match (x.get(k), y.get(k)) {
-                    (Some(u), Some(v)) => diff(u, v, &join(k), out),
+                    (Some(u), Some(v)) => diff(u, v, &join(k), paths_by_name, out),
                     _ => out.push(join(k)),
                 }
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             for (i, (u, v)) in x.iter().zip(y).enumerate() {
-                diff(u, v, &format!("{at}[{i}]"), out);
+                diff(u, v, &format!("{at}[{i}]"), paths_by_name, out);
             }
         }
         (Value::String(x), Value::String(y)) if x != y => {
             let file = |s: &str| std::path::Path::new(s).file_name().map(|f| f.to_owned());
-            let paths = (x.contains('/') || y.contains('/')) && file(x) == file(y);
+            let paths = paths_by_name && (x.contains('/') || y.contains('/')) && file(x) == file(y);
             if !paths {
                 out.push(at.to_string());
             }

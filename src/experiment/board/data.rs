@@ -51,6 +51,7 @@ use crate::data::ginkgo::{generate_dataset, GinkgoParams, Jet, JetDataset, JetEr
 use crate::data::graphs::planted_partition;
 use crate::data::pam50::{pearson, Pam50};
 use crate::experiment::config::resolve;
+use crate::experiment::dropped::Dropped;
 use crate::model::{ModelError, WeightMatrix};
 use anyhow::{anyhow, bail, Context, Result};
 use pool::{load_pool, points_instance, subsamples, Pool};
@@ -476,42 +477,6 @@ fn planted_sizes(s: &DatasetSpec) -> Vec<usize> {
     }
 }
 
-/// What the datasets' filters drop (jets of a JSON file outside `min_leaves..=max_leaves`,
-/// duplicate USPS images), one record per dataset that drops any: `instances` reports none of
-/// it by itself.
-pub fn dropped(specs: &[DatasetSpec]) -> Result<Vec<crate::experiment::dropped::Dropped>> {
-    let mut out = Vec::new();
-    for (i, s) in specs.iter().enumerate() {
-        if Source::parse(&s.source) == Some(Source::Usps) {
-            let folder = data_path(s, Source::Usps).context("no path")?;
-            let names = pool::usps_rows(&folder, |_, _| {})?;
-            let why = format!("{}: exact duplicates of an earlier image", s.name);
-            out.extend(crate::experiment::dropped::Dropped::of("images", &why, names));
-            continue;
-        }
-        let Some(path) = s.path.as_deref().filter(|p| is_json(p)) else {
-            continue;
-        };
-        if Source::parse(&s.source) != Some(Source::File) {
-            continue;
-        }
-        let (lo, hi) = (s.min_leaves.unwrap_or(1), s.max_leaves.unwrap_or(64));
-        let names: Vec<String> = JetDataset::load(path)?
-            .jets
-            .iter()
-            .filter(|j| !(lo..=hi).contains(&j.n_leaves))
-            .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
-            .collect();
-        let why = format!(
-            "{}: outside {}..=max_leaves = {lo}..={hi}",
-            s.name,
-            key(i, "min_leaves")
-        );
-        out.extend(crate::experiment::dropped::Dropped::of("jets", &why, names));
-    }
-    Ok(out)
-}
-
 /// Every instance of the config's datasets, in a deterministic order (dataset order, then
 /// instance index), all randomness from `seed` ([`dataset_seed`], [`instance_seed`]).
 ///
@@ -519,8 +484,18 @@ pub fn dropped(specs: &[DatasetSpec]) -> Result<Vec<crate::experiment::dropped::
 /// sources read their default folders relative to the working directory). Errors name the
 /// dataset and, where a key can fix them, the key.
 pub fn instances(specs: &[DatasetSpec], seed: u64) -> Result<Vec<Instance>> {
+    Ok(instances_and_dropped(specs, seed)?.0)
+}
+
+/// [`instances`] with what their filters dropped on the way (jets of a JSON file outside
+/// `min_leaves..=max_leaves`, duplicate USPS images), one record per dataset that drops any.
+pub fn instances_and_dropped(
+    specs: &[DatasetSpec],
+    seed: u64,
+) -> Result<(Vec<Instance>, Vec<Dropped>)> {
     let mut cache: HashMap<(Source, PathBuf, Option<String>), Rc<Pool>> = HashMap::new();
     let mut out = Vec::new();
+    let mut dropped = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         let source = Source::parse(&s.source).ok_or_else(|| {
             anyhow!(
@@ -531,7 +506,7 @@ pub fn instances(specs: &[DatasetSpec], seed: u64) -> Result<Vec<Instance>> {
         })?;
         let ds = dataset_seed(seed, i);
         // One line: the dataset, then every cause.
-        let made = dataset(i, s, source, ds, &mut cache).map_err(|e| {
+        let made = dataset(i, s, source, ds, &mut cache, &mut dropped).map_err(|e| {
             anyhow!(
                 "board.datasets[{i}] ({:?}, source {:?}): {e:#}",
                 s.name,
@@ -540,7 +515,7 @@ pub fn instances(specs: &[DatasetSpec], seed: u64) -> Result<Vec<Instance>> {
         })?;
         out.extend(made);
     }
-    Ok(out)
+    Ok((out, dropped))
 }
 
 fn dataset(
@@ -549,6 +524,7 @@ fn dataset(
     source: Source,
     ds: u64,
     cache: &mut HashMap<(Source, PathBuf, Option<String>), Rc<Pool>>,
+    dropped: &mut Vec<Dropped>,
 ) -> Result<Vec<Instance>> {
     let path = data_path(s, source);
     let jets = |jets: Vec<Jet>| -> Vec<Instance> {
@@ -603,11 +579,20 @@ fn dataset(
             let d = JetDataset::load(&file)?;
             let (lo, hi) = (s.min_leaves.unwrap_or(1), s.max_leaves.unwrap_or(64));
             let before = d.jets.len();
-            let kept: Vec<Jet> = d
+            let (kept, outside): (Vec<Jet>, Vec<Jet>) = d
                 .jets
                 .into_iter()
-                .filter(|j| (lo..=hi).contains(&j.n_leaves))
+                .partition(|j| (lo..=hi).contains(&j.n_leaves));
+            let names = outside
+                .iter()
+                .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
                 .collect();
+            let why = format!(
+                "{}: outside {}..=max_leaves = {lo}..={hi}",
+                s.name,
+                key(i, "min_leaves")
+            );
+            dropped.extend(Dropped::of("jets", &why, names));
             let n = s.instances.unwrap_or(kept.len());
             if kept.is_empty() || n > kept.len() {
                 bail!(
@@ -662,6 +647,8 @@ fn dataset(
                 Some(p) => p.clone(),
                 None => {
                     let p = Rc::new(load_pool(source, &path, s.label_column.as_deref())?);
+                    let why = format!("{}: exact duplicates of an earlier image", s.name);
+                    dropped.extend(Dropped::of("images", &why, p.dropped.clone()));
                     cache.insert(ck, p.clone());
                     p
                 }

@@ -382,6 +382,18 @@ fn file_matrix_with_a_label_column_and_jets_json() {
     assert_eq!(a.len(), 13);
     assert!(a[..10].iter().all(|i| i.n() == 5));
     assert!(a[10..].iter().all(|i| i.n() == 4 && i.dataset == "jets_4"));
+    // A leaf range that leaves jets out says which.
+    let mut five = spec("jets_5", "file");
+    five.path = Some(PathBuf::from("data/examples/jets.json"));
+    five.min_leaves = Some(5);
+    five.max_leaves = Some(5);
+    let (kept, dropped) = instances_and_dropped(&[five], 0).unwrap();
+    assert_eq!(kept.len(), 2);
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(
+        dropped[0].phrase(),
+        "2 jets dropped (jets_5: outside board.datasets[0].min_leaves..=max_leaves = 5..=5): truth_4[0] (4 leaves), truth_9[0] (9 leaves)"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The board's run: one job per (instance, method), scored, into `board.parquet` and
 //! `trees.parquet`; and the named numbers `check` compares.
 
-use super::data::{instances, Instance};
+use super::data::{instances_and_dropped, Instance};
 use super::energy::Energy;
 use super::methods::{build, BoardMethod};
 use super::BoardSection;
@@ -96,8 +96,7 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
 /// The run: instances, jobs, tables.
 pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let seed = ctx.seed();
-    let insts = instances(&s.datasets, seed)?;
-    let dropped = super::data::dropped(&s.datasets)?;
+    let (insts, dropped) = instances_and_dropped(&s.datasets, seed)?;
     crate::experiment::dropped::report(ctx, &dropped);
     super::export::write(&insts, seed, ctx)?;
     let mut jobs: Vec<(usize, BoardMethod)> = Vec::new();

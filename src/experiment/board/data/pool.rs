@@ -20,6 +20,8 @@ pub(super) struct Pool {
     rows: Vec<Vec<f64>>,
     class: Option<Vec<usize>>,
     classes: Vec<String>,
+    /// Rows of the source left out (exact duplicates), by name.
+    pub(super) dropped: Vec<String>,
 }
 
 /// Class indices for label strings: classes in numeric order when every label is a number,
@@ -65,6 +67,7 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 rows: data.filled_rows(&idx)?,
                 class: Some(class),
                 classes,
+                dropped: Vec::new(),
             })
         }
         Source::Animals33 => {
@@ -97,11 +100,12 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
                 class: Some(class),
                 classes,
+                dropped: Vec::new(),
             })
         }
         Source::Usps => {
             let (mut rows, mut labels) = (Vec::new(), Vec::new());
-            usps_rows(path, |row, label| {
+            let dropped = usps_rows(path, |row, label| {
                 rows.push(row.to_vec());
                 labels.push(label.to_string());
             })?;
@@ -110,6 +114,7 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 rows,
                 class: Some(class),
                 classes,
+                dropped,
             })
         }
         _ => {
@@ -132,6 +137,7 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
                 class,
                 classes,
+                dropped: Vec::new(),
             })
         }
     }
@@ -259,7 +265,7 @@ pub(super) fn points_instance(
 /// Calls `keep` with every USPS image of the folder `path` (both files, in order) but exact
 /// duplicates of an earlier one (+0.0 and -0.0 alike); returns the duplicates' names
 /// (`<file> line <k>`), which are dropped.
-pub(super) fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<String>> {
+fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<String>> {
     let mut seen: HashSet<Vec<u64>> = HashSet::new();
     let mut dropped = Vec::new();
     for f in usps_files(path) {
