@@ -4,6 +4,9 @@
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
 mod more;
+mod tree;
+
+pub(crate) use tree::Tree;
 
 use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -13,7 +16,6 @@ use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset};
 use trellis_lab::exact::{FullTrellis, PosteriorSampler};
 use trellis_lab::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel, WeightMatrix};
 use trellis_lab::search::{beam_search, default_beam_size, generalised_kt, greedy, KtAlgorithm};
-use trellis_lab::tree::Tree as CrateTree;
 
 /// `obj` as a 2-D float64 array (any array-like of numbers: ints are converted, views of any
 /// layout accepted); otherwise a one-line `TypeError` or `ValueError` naming `what`.
@@ -56,87 +58,6 @@ pub(crate) fn weight_matrix(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Weig
 /// A `ValueError` with the crate's message.
 pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
-}
-
-/// A binary tree over leaves `0..n` (the crate's `Tree`).
-#[pyclass(module = "trellis_lab", name = "Tree", frozen)]
-#[derive(Clone)]
-pub(crate) struct Tree {
-    pub(crate) inner: CrateTree,
-}
-
-#[pymethods]
-impl Tree {
-    /// Parses Newick whose leaf labels are the indices `0..n`.
-    #[staticmethod]
-    fn from_newick(text: &str) -> PyResult<Tree> {
-        CrateTree::from_newick(text)
-            .map(|inner| Tree { inner })
-            .map_err(value_error)
-    }
-
-    /// Canonical Newick, e.g. `((0,1),2);`.
-    fn newick(&self) -> String {
-        self.inner.to_newick()
-    }
-
-    /// The number of leaves.
-    #[getter]
-    fn n_leaves(&self) -> usize {
-        self.inner.n_leaves()
-    }
-
-    /// Every cluster (leaves, internal nodes, root) as a sorted list of leaf indices.
-    fn clusters(&self) -> Vec<Vec<usize>> {
-        self.inner
-            .clusters()
-            .into_iter()
-            .map(|c| c.iter().collect())
-            .collect()
-    }
-
-    /// SciPy's `(n - 1) x 4` linkage matrix: one row per merge, children before parents,
-    /// height = the merged cluster's number of leaves (so heights never decrease), so that
-    /// `scipy.cluster.hierarchy.dendrogram(tree.to_linkage())` draws the tree.
-    fn to_linkage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let n = self.inner.n_leaves();
-        let clusters = self.inner.node_clusters();
-        let nodes = self.inner.nodes();
-        let mut order: Vec<usize> = (0..nodes.len())
-            .filter(|&v| matches!(nodes[v], trellis_lab::tree::Node::Internal(..)))
-            .collect();
-        order.sort_by_key(|&v| (clusters[v].len(), clusters[v].lowest()));
-        let mut id = vec![0usize; nodes.len()];
-        for (v, node) in nodes.iter().enumerate() {
-            if let trellis_lab::tree::Node::Leaf(i) = node {
-                id[v] = *i;
-            }
-        }
-        let mut rows = Vec::with_capacity(n.saturating_sub(1));
-        for (k, &v) in order.iter().enumerate() {
-            if let trellis_lab::tree::Node::Internal(l, r) = nodes[v] {
-                let (a, b) = (id[l].min(id[r]), id[l].max(id[r]));
-                let size = clusters[v].len() as f64;
-                rows.push(vec![a as f64, b as f64, size, size]);
-                id[v] = n + k;
-            }
-        }
-        PyArray2::from_vec2(py, &rows).map_err(value_error)
-    }
-
-    /// The tree's log-likelihood under `jet`'s Ginkgo model (the one canonical scorer).
-    fn log_likelihood(&self, jet: &Jet) -> PyResult<f64> {
-        let m = jet.inner.model().map_err(value_error)?;
-        Ok(self.inner.log_likelihood(&m))
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Tree({:?})", self.inner.to_newick())
-    }
-
-    fn __eq__(&self, other: &Tree) -> bool {
-        self.inner.clusters() == other.inner.clusters()
-    }
 }
 
 /// A Ginkgo jet: leaf four-momenta `(E, px, py, pz)` and its likelihood parameters.
@@ -220,7 +141,7 @@ impl Jet {
     /// The generator's tree, if the file gave one.
     #[getter]
     fn truth(&self) -> Option<Tree> {
-        self.inner.truth().map(|inner| Tree { inner })
+        self.inner.truth().and_then(|t| Tree::from_binary(&t).ok())
     }
 
     fn __repr__(&self) -> String {
@@ -311,10 +232,8 @@ impl Trellis {
 
     /// The MAP tree.
     #[getter]
-    fn map_tree(&self) -> Tree {
-        Tree {
-            inner: self.trellis.map_tree(),
-        }
+    fn map_tree(&self) -> PyResult<Tree> {
+        Tree::from_binary(&self.trellis.map_tree())
     }
 
     /// The number of trees with a finite likelihood (an exact Python int).
@@ -339,11 +258,11 @@ impl Trellis {
                 s.sample_many(n, &mut rng)
             })
         });
-        Ok(trees
+        trees
             .map_err(value_error)?
-            .into_iter()
-            .map(|inner| Tree { inner })
-            .collect())
+            .iter()
+            .map(Tree::from_binary)
+            .collect()
     }
 
     /// The posterior probability that `leaves` (a list of leaf indices) form a cluster.
@@ -355,7 +274,7 @@ impl Trellis {
     fn log_probability(&self, tree: &Tree) -> PyResult<f64> {
         with_model!(&self.energy, m => {
             let s = PosteriorSampler::new(&self.trellis, m).map_err(value_error)?;
-            Ok(s.log_probability(&tree.inner))
+            Ok(s.log_probability(&tree.binary()?))
         })
     }
 }
@@ -400,7 +319,7 @@ fn beam(
             })
         })
         .map_err(value_error)?;
-    Ok((Tree { inner: f.tree }, f.log_likelihood))
+    Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
 }
 
 /// Greedy agglomeration on the energy: its tree and log-likelihood.
@@ -417,7 +336,7 @@ fn greedy_tree(
     let f = py
         .detach(|| with_model!(&e, m => greedy(m)))
         .map_err(value_error)?;
-    Ok((Tree { inner: f.tree }, f.log_likelihood))
+    Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
 }
 
 /// The generalised kt algorithm on a jet: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt), or
@@ -431,9 +350,8 @@ fn kt(jet: &Jet, p: f64, r: f64) -> PyResult<Tree> {
         -1.0 => KtAlgorithm::AntiKt,
         other => KtAlgorithm::Generalised(other),
     };
-    generalised_kt(&jet.inner.leaves, alg, r)
-        .map(|inner| Tree { inner })
-        .map_err(value_error)
+    let t = generalised_kt(&jet.inner.leaves, alg, r).map_err(value_error)?;
+    Tree::from_binary(&t)
 }
 
 /// The extension module.

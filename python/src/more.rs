@@ -48,9 +48,8 @@ pub fn generate_jets(
 #[pyfunction]
 pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
     let w = weight_matrix(similarity, "similarity")?;
-    trellis_lab::search::average_linkage(&w)
-        .map(|inner| Tree { inner })
-        .map_err(value_error)
+    let t = trellis_lab::search::average_linkage(&w).map_err(value_error)?;
+    Tree::from_binary(&t)
 }
 
 /// The exact MAP tree and value alone (the MAP-only trellis: the same bits as the full
@@ -69,12 +68,7 @@ pub fn map_trellis(
     let t = py
         .detach(|| crate::with_model!(&e, m => MapTrellis::build_with_limit(m, max_leaves)))
         .map_err(value_error)?;
-    Ok((
-        Tree {
-            inner: t.map_tree(),
-        },
-        t.map_log_likelihood(),
-    ))
+    Ok((Tree::from_binary(&t.map_tree())?, t.map_log_likelihood()))
 }
 
 /// The cluster given by `leaves` (indices) as a subset of `n` leaves.

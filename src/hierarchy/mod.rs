@@ -24,6 +24,7 @@
 
 mod convert;
 mod metrics;
+mod newick;
 #[cfg(test)]
 mod tests;
 
@@ -214,6 +215,9 @@ pub enum HierarchyError {
         /// w_ji.
         b: f64,
     },
+    /// Newick text that [`Hierarchy::from_newick`] cannot read.
+    #[error("Newick: {0}")]
+    Newick(String),
     /// A metric that is 0/0 for this input.
     #[error("metric undefined: {0}")]
     Undefined(&'static str),

@@ -1,0 +1,249 @@
+//! `Tree`: the one tree class of the package, over the crate's `Hierarchy` (any arity, any size,
+//! a height per node), so that every method's tree (trellis, beam, kt, coalescent, diffusion
+//! trees) is the same Python type with the same metrics.
+
+use crate::{float_matrix, value_error, Jet};
+use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use trellis_lab::hierarchy::Hierarchy;
+use trellis_lab::tree::Tree as CrateTree;
+
+/// A rooted tree over leaves `0..n`: internal nodes `n..` with two or more children each, a
+/// height per node (leaves 0, never decreasing towards the root).
+#[pyclass(module = "trellis_lab", name = "Tree", frozen)]
+#[derive(Clone)]
+pub(crate) struct Tree {
+    pub(crate) inner: Hierarchy,
+}
+
+impl Tree {
+    /// A tree from the crate's `Hierarchy`.
+    pub(crate) fn from_hierarchy(inner: Hierarchy) -> Tree {
+        Tree { inner }
+    }
+
+    /// A tree from the crate's binary `Tree` (heights = cluster sizes).
+    pub(crate) fn from_binary(t: &CrateTree) -> PyResult<Tree> {
+        Hierarchy::from_tree(t)
+            .map(Tree::from_hierarchy)
+            .map_err(value_error)
+    }
+
+    /// The crate's binary `Tree`, for the models that score binary trees.
+    pub(crate) fn binary(&self) -> PyResult<CrateTree> {
+        self.inner.to_tree().map_err(value_error)
+    }
+}
+
+/// One class id per leaf from any 1-D sequence of labels (ints, strings, ...), through
+/// `numpy.unique(..., return_inverse=True)`.
+fn class_ids(labels: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
+    let np = labels.py().import("numpy")?;
+    let arr = np.call_method1("asarray", (labels,))?;
+    let ndim: usize = arr.getattr("ndim")?.extract()?;
+    if ndim != 1 {
+        return Err(PyValueError::new_err(format!(
+            "labels has {ndim} dimensions; pass one label per leaf (a 1-D sequence)"
+        )));
+    }
+    let len: usize = arr.len()?;
+    if len != n {
+        return Err(PyValueError::new_err(format!(
+            "{len} labels for {n} leaves; give one class label per leaf"
+        )));
+    }
+    let kwargs = pyo3::types::PyDict::new(labels.py());
+    kwargs.set_item("return_inverse", true)?;
+    let (_, inverse): (Bound<PyAny>, Bound<PyAny>) = np
+        .getattr("unique")?
+        .call((arr,), Some(&kwargs))?
+        .extract()?;
+    let ids: Vec<i64> = inverse
+        .call_method1("astype", ("int64",))?
+        .call_method1("reshape", (-1,))?
+        .call_method0("tolist")?
+        .extract()?;
+    Ok(ids.into_iter().map(|i| i as usize).collect())
+}
+
+#[pymethods]
+impl Tree {
+    /// Parses Newick whose leaf labels are the integers `0..n`, of any arity, with optional
+    /// branch lengths (then heights follow them; otherwise heights are cluster sizes).
+    #[staticmethod]
+    fn from_newick(text: &str) -> PyResult<Tree> {
+        Hierarchy::from_newick(text)
+            .map(Tree::from_hierarchy)
+            .map_err(value_error)
+    }
+
+    /// A tree from `parents` (one int per node: leaves `0..n`, internal nodes `n..`, -1 for
+    /// the root) and optional `heights` (one float per node; default: cluster sizes).
+    #[staticmethod]
+    #[pyo3(signature = (n_leaves, parents, heights = None))]
+    fn from_parents(
+        n_leaves: usize,
+        parents: Vec<i64>,
+        heights: Option<Vec<f64>>,
+    ) -> PyResult<Tree> {
+        let nodes = parents.len();
+        let links: Vec<Option<usize>> = parents
+            .iter()
+            .enumerate()
+            .map(|(v, &p)| match p {
+                -1 => Ok(None),
+                p if p >= 0 && (p as usize) < nodes => Ok(Some(p as usize)),
+                p => Err(PyValueError::new_err(format!(
+                    "node {v} has parent {p}, out of range for {nodes} nodes (-1 marks the root)"
+                ))),
+            })
+            .collect::<PyResult<_>>()?;
+        match heights {
+            Some(h) => Hierarchy::from_parents(n_leaves, links, h),
+            None => Hierarchy::from_topology(n_leaves, links),
+        }
+        .map(Tree::from_hierarchy)
+        .map_err(value_error)
+    }
+
+    /// Canonical Newick without branch lengths, children ordered by their lowest leaf, e.g.
+    /// `((0,1),2);`.
+    fn newick(&self) -> String {
+        self.inner.to_newick()
+    }
+
+    /// The number of leaves.
+    #[getter]
+    fn n_leaves(&self) -> usize {
+        self.inner.n_leaves()
+    }
+
+    /// Whether every internal node has two children.
+    #[getter]
+    fn is_binary(&self) -> bool {
+        self.inner.is_binary()
+    }
+
+    /// Each node's parent as an int64 array (leaves `0..n`, internal nodes `n..`, -1 for the
+    /// root).
+    #[getter]
+    fn parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let p: Vec<i64> = self
+            .inner
+            .parents()
+            .iter()
+            .map(|p| p.map_or(-1, |p| p as i64))
+            .collect();
+        PyArray1::from_vec(py, p)
+    }
+
+    /// Each node's height as a float64 array (leaves 0; cluster sizes for the trellis and
+    /// search methods, merge times for the coalescent, 1 - t for the diffusion trees).
+    #[getter]
+    fn heights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.heights())
+    }
+
+    /// Every internal node's cluster as a sorted list of leaf indices, the lists sorted.
+    fn clusters(&self) -> Vec<Vec<usize>> {
+        self.inner.clusters()
+    }
+
+    /// SciPy's `(n - 1) x 4` linkage matrix, so that
+    /// `scipy.cluster.hierarchy.dendrogram(tree.to_linkage())` draws the tree: one row per
+    /// merge, children before parents, at the node's height; a node with k children becomes
+    /// k - 1 merges at its height.
+    fn to_linkage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let h = &self.inner;
+        let n = h.n_leaves();
+        let size = h.cluster_sizes();
+        // Post-order position breaks height ties so that children come before parents.
+        let mut rank = vec![0usize; h.n_nodes()];
+        for (k, &v) in h.postorder().iter().enumerate() {
+            rank[v] = k;
+        }
+        let mut internal: Vec<usize> = (n..h.n_nodes()).collect();
+        internal.sort_by(|&a, &b| {
+            h.height(a)
+                .total_cmp(&h.height(b))
+                .then(rank[a].cmp(&rank[b]))
+        });
+        let mut id: Vec<usize> = (0..h.n_nodes()).collect();
+        let mut rows: Vec<Vec<f64>> = Vec::with_capacity(n.saturating_sub(1));
+        for v in internal {
+            let mut kids: Vec<usize> = h.children(v).to_vec();
+            kids.sort_by_key(|&c| id[c]);
+            let (mut acc, mut count) = (id[kids[0]], size[kids[0]]);
+            for &c in &kids[1..] {
+                count += size[c];
+                let (a, b) = (acc.min(id[c]), acc.max(id[c]));
+                rows.push(vec![a as f64, b as f64, h.height(v), count as f64]);
+                acc = n + rows.len() - 1;
+            }
+            id[v] = acc;
+        }
+        if rows.is_empty() {
+            return Ok(PyArray2::zeros(py, [0, 4], false));
+        }
+        PyArray2::from_vec2(py, &rows).map_err(value_error)
+    }
+
+    /// The tree's log-likelihood under `jet`'s Ginkgo model (the one canonical scorer; the
+    /// tree must be binary).
+    fn log_likelihood(&self, jet: &Jet) -> PyResult<f64> {
+        let m = jet.inner.model().map_err(value_error)?;
+        let t = self.binary()?;
+        if t.n_leaves() != jet.inner.leaves.len() {
+            return Err(PyValueError::new_err(format!(
+                "the tree has {} leaves and the jet {}; score a tree over the jet's leaves",
+                t.n_leaves(),
+                jet.inner.leaves.len()
+            )));
+        }
+        Ok(t.log_likelihood(&m))
+    }
+
+    /// Dendrogram purity against one class label per leaf (1 when every class is a subtree).
+    fn dendrogram_purity(&self, labels: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let ids = class_ids(labels, self.inner.n_leaves())?;
+        self.inner.dendrogram_purity(&ids).map_err(value_error)
+    }
+
+    /// Subtree score against one class label per leaf: pure internal nodes over n - C.
+    fn subtree_score(&self, labels: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let ids = class_ids(labels, self.inner.n_leaves())?;
+        self.inner.subtree_score(&ids).map_err(value_error)
+    }
+
+    /// Area under the adjusted-Rand-index curve over the cut counts 1..n, divided by n - 1.
+    fn ari_auc(&self, labels: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let ids = class_ids(labels, self.inner.n_leaves())?;
+        self.inner.ari_auc(&ids).map_err(value_error)
+    }
+
+    /// Dasgupta's cost `sum_{i<j} w_ij |leaves(lca(i, j))|` of an `(n, n)` similarity array.
+    fn dasgupta_cost(&self, similarity: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let w = float_matrix(similarity, "similarity")?;
+        let n = self.inner.n_leaves();
+        if w.shape() != [n, n] {
+            return Err(PyValueError::new_err(format!(
+                "similarity has shape ({}, {}) for a tree of {n} leaves; pass an (n, n) array",
+                w.shape()[0],
+                w.shape()[1]
+            )));
+        }
+        let flat: Vec<f64> = w.as_array().iter().copied().collect();
+        self.inner.dasgupta_cost(&flat).map_err(value_error)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Tree({:?})", self.inner.to_newick())
+    }
+
+    /// Same leaves and same clusters (heights aside).
+    fn __eq__(&self, other: &Tree) -> bool {
+        self.inner.n_leaves() == other.inner.n_leaves()
+            && self.inner.clusters() == other.inner.clusters()
+    }
+}
