@@ -42,6 +42,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cancel;
 pub mod coalescent;
 pub mod data;
 pub mod exact;

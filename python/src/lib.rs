@@ -3,9 +3,12 @@
 //! algorithm lives in the crate. Errors are Python exceptions carrying the crate's one-line
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
+mod interrupt;
 mod more;
+mod sparse;
 mod tree;
 
+pub(crate) use interrupt::interruptible;
 pub(crate) use tree::Tree;
 
 use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -15,7 +18,9 @@ use rand::SeedableRng;
 use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset};
 use trellis_lab::exact::{FullTrellis, PosteriorSampler};
 use trellis_lab::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel, WeightMatrix};
-use trellis_lab::search::{beam_search, default_beam_size, generalised_kt, greedy, KtAlgorithm};
+use trellis_lab::search::{
+    beam_search_with, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
+};
 
 /// `obj` as a 2-D float64 array (any array-like of numbers: ints are converted, views of any
 /// layout accepted); otherwise a one-line `TypeError` or `ValueError` naming `what`.
@@ -292,16 +297,20 @@ fn exact_trellis(
     max_leaves: usize,
 ) -> PyResult<Trellis> {
     let e = energy_of(jet, similarity, energy, beta)?;
-    let trellis = py
-        .detach(|| with_model!(&e, m => FullTrellis::build_with_limit(m, max_leaves)))
-        .map_err(value_error)?;
+    let trellis = interruptible(
+        py,
+        || with_model!(&e, m => FullTrellis::build_with_limit(m, max_leaves)),
+    )?
+    .map_err(value_error)?;
     Ok(Trellis { trellis, energy: e })
 }
 
 /// Beam search: the best tree it finds and its log-likelihood (beam size default
-/// min(3N, N(N-1)/2), the paper's).
+/// min(3N, N(N-1)/2), the paper's). `dedup` is how two partial states count as one:
+/// "clusters" (equal cluster sets, exact) or "equal_total" (equal scores, the paper's code).
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, beam_size = None))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, beam_size = None, dedup = "clusters"))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn beam(
     py: Python<'_>,
     jet: Option<&Jet>,
@@ -309,16 +318,25 @@ fn beam(
     energy: &str,
     beta: f64,
     beam_size: Option<usize>,
+    dedup: &str,
 ) -> PyResult<(Tree, f64)> {
     let e = energy_of(jet, similarity, energy, beta)?;
-    let f = py
-        .detach(|| {
-            with_model!(&e, m => {
-                let size = beam_size.unwrap_or_else(|| default_beam_size(m.n_leaves()));
-                beam_search(m, size)
-            })
+    let dedup = match dedup {
+        "clusters" => Dedup::Clusters,
+        "equal_total" => Dedup::EqualTotal,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "dedup = {other:?} is not known; use \"clusters\" or \"equal_total\""
+            )))
+        }
+    };
+    let f = interruptible(py, || {
+        with_model!(&e, m => {
+            let size = beam_size.unwrap_or_else(|| default_beam_size(m.n_leaves()));
+            beam_search_with(m, size, dedup)
         })
-        .map_err(value_error)?;
+    })?
+    .map_err(value_error)?;
     Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
 }
 
@@ -370,5 +388,7 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;
     m.add_function(wrap_pyfunction!(more::map_trellis, m)?)?;
     m.add_function(wrap_pyfunction!(more::flat_trellis, m)?)?;
+    m.add_class::<sparse::Sparse>()?;
+    m.add_function(wrap_pyfunction!(sparse::sparse_trellis, m)?)?;
     Ok(())
 }

@@ -65,9 +65,11 @@ pub fn map_trellis(
     max_leaves: usize,
 ) -> PyResult<(Tree, f64)> {
     let e = energy_of(jet, similarity, energy, beta)?;
-    let t = py
-        .detach(|| crate::with_model!(&e, m => MapTrellis::build_with_limit(m, max_leaves)))
-        .map_err(value_error)?;
+    let t = crate::interruptible(
+        py,
+        || crate::with_model!(&e, m => MapTrellis::build_with_limit(m, max_leaves)),
+    )?
+    .map_err(value_error)?;
     Ok((Tree::from_binary(&t.map_tree())?, t.map_log_likelihood()))
 }
 
@@ -141,8 +143,6 @@ impl Flat {
 pub fn flat_trellis(py: Python<'_>, affinity: &Bound<'_, PyAny>, beta: f64) -> PyResult<Flat> {
     let w = weight_matrix(affinity, "affinity")?;
     let model = PairwiseAffinity::with_beta(w, beta).map_err(value_error)?;
-    let trellis = py
-        .detach(|| FlatTrellis::build(&model))
-        .map_err(value_error)?;
+    let trellis = crate::interruptible(py, || FlatTrellis::build(&model))?.map_err(value_error)?;
     Ok(Flat { trellis })
 }

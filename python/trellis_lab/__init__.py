@@ -13,6 +13,7 @@ error messages as Python exceptions (ValueError for bad input), the same bits as
 from ._trellis_lab import (
     FlatTrellis,
     Jet,
+    SparseTrellis,
     Tree,
     Trellis,
     average_linkage,
@@ -24,11 +25,13 @@ from ._trellis_lab import (
     kt,
     load_jets,
     map_trellis,
+    sparse_trellis,
 )
 
 __all__ = [
     "FlatTrellis",
     "Jet",
+    "SparseTrellis",
     "Tree",
     "Trellis",
     "average_linkage",
@@ -40,4 +43,5 @@ __all__ = [
     "kt",
     "load_jets",
     "map_trellis",
+    "sparse_trellis",
 ]

@@ -174,6 +174,7 @@ impl FullTrellis {
             records[1 << i].cell = LEAF_CELL;
         }
         let threads = rayon::current_num_threads();
+        let cancel = crate::cancel::Cancel::new();
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
             let low_mask = if n >= tiling.min_leaves && k >= tiling.min_size && n > tiling.low_bits
@@ -193,9 +194,15 @@ impl FullTrellis {
             let values: Vec<Vec<(Cell, u32)>> = batches
                 .par_iter()
                 .map_init(Scratch::default, |scratch, r| {
+                    if cancel.is_cancelled() {
+                        return Vec::new();
+                    }
                     solve_batch(model, done, &layer[r.clone()], low_mask, scratch)
                 })
                 .collect();
+            if cancel.is_cancelled() {
+                return Err(ExactError::Cancelled);
+            }
             for (s, (c, a)) in layer.iter().zip(values.into_iter().flatten()) {
                 records[s.index()].cell = c;
                 map_split[s.index()] = a;

@@ -124,6 +124,7 @@ impl MapTrellis {
         }
         let (mut visited, mut scored) = (0u64, 0u64);
         let threads = rayon::current_num_threads();
+        let cancel = crate::cancel::Cancel::new();
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
             let low_mask = if n >= tiling.min_leaves && k >= tiling.min_size && n > tiling.low_bits
@@ -143,8 +144,16 @@ impl MapTrellis {
             let done = &records;
             let values: Vec<Vec<(f64, u32, u64)>> = batches(&layer, low_mask, cap)
                 .par_iter()
-                .map(|r| solve_batch(model, done, &layer[r.clone()], low_mask))
+                .map(|r| {
+                    if cancel.is_cancelled() {
+                        return Vec::new();
+                    }
+                    solve_batch(model, done, &layer[r.clone()], low_mask)
+                })
                 .collect();
+            if cancel.is_cancelled() {
+                return Err(ExactError::Cancelled);
+            }
             visited += layer.len() as u64 * ((1u64 << (k - 1)) - 1);
             for (s, (v, a, m)) in layer.iter().zip(values.into_iter().flatten()) {
                 records[s.index()].map = v;

@@ -104,6 +104,9 @@ pub enum ExactError {
         /// Number of leaves.
         n: usize,
     },
+    /// [`crate::cancel::cancel_all`] was called while the trellis ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// The model refused to build its statistics.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),

@@ -214,7 +214,11 @@ impl SparseTrellis {
             map_split: vec![u32::MAX; k],
             n_finite: vec![0.0; k],
         };
+        let cancel = crate::cancel::Cancel::new();
         for (i, s) in self.vertices.iter().enumerate() {
+            if i % 1024 == 0 && cancel.is_cancelled() {
+                return Err(ExactError::Cancelled);
+            }
             if s.is_singleton() {
                 r.log_z[i] = 0.0;
                 r.map[i] = 0.0;

@@ -184,6 +184,9 @@ pub enum FlatError {
         /// The offending value.
         value: f64,
     },
+    /// [`crate::cancel::cancel_all`] was called while the trellis ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// Marginals asked for when every clustering has zero energy.
     #[error("no clustering has non-zero energy (log Z = -inf), so marginals are undefined; allow at least one clustering (e.g. finite singleton energies)")]
     NoClustering,

@@ -109,6 +109,7 @@ impl FlatTrellis {
             map: 0.0,
         };
         let mut map_cluster = vec![0u32; 1usize << n];
+        let cancel = crate::cancel::Cancel::new();
         for k in 1..=n {
             let layer: Vec<u64> = Subset::of_size(n, k).map(|s| s.bits()).collect();
             let done = &cells;
@@ -116,8 +117,16 @@ impl FlatTrellis {
             let values: Vec<(Cell, u32)> = layer
                 .par_iter()
                 .with_min_len(64)
-                .map_init(Vec::new, |buf, &s| solve_subset(s, le, done, buf))
+                .map_init(Vec::new, |buf, &s| {
+                    if cancel.is_cancelled() {
+                        return (NONE, 0);
+                    }
+                    solve_subset(s, le, done, buf)
+                })
                 .collect();
+            if cancel.is_cancelled() {
+                return Err(FlatError::Cancelled);
+            }
             for (&s, (c, best)) in layer.iter().zip(values) {
                 cells[s as usize] = c;
                 map_cluster[s as usize] = best;

@@ -87,7 +87,11 @@ pub fn beam_search_all<M: SplitModel>(
         merges: Vec::with_capacity(n.saturating_sub(1)),
         total: 0.0,
     }];
+    let cancel = crate::cancel::Cancel::new();
     for step in 1..n {
+        if cancel.is_cancelled() {
+            return Err(SearchError::Cancelled);
+        }
         // The last merge completes every state into a tree over all leaves: all have the same
         // cluster set {X}, so the duplicate rule would keep one. Keep them all (distinct trees).
         let last = step + 1 == n;

@@ -35,6 +35,9 @@ pub enum SearchError {
         /// The beam size passed.
         beam_size: usize,
     },
+    /// [`crate::cancel::cancel_all`] was called while the search ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// Another bad argument (the message names it and the fix).
     #[error("{0}")]
     Invalid(String),
