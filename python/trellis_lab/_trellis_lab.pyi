@@ -1,21 +1,39 @@
 from os import PathLike
-from typing import Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
 
 class Tree:
-    """A binary tree over leaves 0..n."""
+    """A rooted tree over leaves 0..n: internal nodes n.. with two or more children, a height
+    per node (leaves 0, never decreasing towards the root)."""
 
     @staticmethod
-    def from_newick(text: str) -> "Tree": ...
+    def from_newick(text: str) -> "Tree":
+        """Newick with integer leaf labels 0..n, any arity, optional branch lengths."""
+    @staticmethod
+    def from_parents(
+        n_leaves: int, parents: Sequence[int], heights: Optional[Sequence[float]] = None
+    ) -> "Tree":
+        """From one parent per node (-1 for the root) and optional heights."""
     def newick(self) -> str: ...
     @property
     def n_leaves(self) -> int: ...
+    @property
+    def is_binary(self) -> bool: ...
+    @property
+    def parents(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def heights(self) -> npt.NDArray[np.float64]: ...
     def clusters(self) -> list[list[int]]: ...
     def to_linkage(self) -> npt.NDArray[np.float64]:
-        """SciPy's (n - 1) x 4 linkage matrix (heights = cluster sizes)."""
-    def log_likelihood(self, jet: "Jet") -> float: ...
+        """SciPy's (n - 1) x 4 linkage matrix at the node heights."""
+    def log_likelihood(self, jet: "Jet") -> float:
+        """The Ginkgo log-likelihood of a binary tree over the jet's leaves."""
+    def dendrogram_purity(self, labels: Sequence[Any]) -> float: ...
+    def subtree_score(self, labels: Sequence[Any]) -> float: ...
+    def ari_auc(self, labels: Sequence[Any]) -> float: ...
+    def dasgupta_cost(self, similarity: npt.ArrayLike) -> float: ...
 
 class Jet:
     """A Ginkgo jet: leaf four-momenta (E, px, py, pz) and likelihood parameters."""
@@ -76,6 +94,7 @@ def beam(
     energy: str = "dasgupta",
     beta: float = 1.0,
     beam_size: Optional[int] = None,
+    dedup: str = "clusters",
 ) -> tuple[Tree, float]: ...
 def greedy(
     jet: Optional[Jet] = None,
@@ -115,3 +134,30 @@ def map_trellis(
     max_leaves: int = 24,
 ) -> tuple[Tree, float]: ...
 def flat_trellis(affinity: npt.NDArray[np.float64], beta: float = 1.0) -> FlatTrellis: ...
+
+class SparseTrellis:
+    """The exact trellis restricted to the trees whose clusters are all vertices."""
+
+    @property
+    def log_z(self) -> float: ...
+    @property
+    def map_log_likelihood(self) -> float: ...
+    @property
+    def map_tree(self) -> Optional[Tree]: ...
+    @property
+    def n_trees(self) -> float: ...
+    @property
+    def n_vertices(self) -> int: ...
+    @property
+    def sparsity_index(self) -> float: ...
+    def sample(self, n: int, seed: int = 0) -> list[Tree]: ...
+
+def sparse_trellis(
+    jet: Optional[Jet] = None,
+    *,
+    similarity: Optional[npt.NDArray[np.float64]] = None,
+    energy: str = "dasgupta",
+    beta: float = 1.0,
+    trees: Optional[list[Tree]] = None,
+    seed_trees: Optional[int] = None,
+) -> SparseTrellis: ...

@@ -159,6 +159,9 @@ pub enum SmcRunError {
         /// Second point.
         j: usize,
     },
+    /// [`crate::cancel::cancel_all`] was called while the SMC ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// Every particle reached weight zero.
     #[error("every particle has weight zero at stage {stage}; the data are impossible under the model (check for duplicate points or a singular covariance)")]
     AllImpossible {
@@ -648,7 +651,11 @@ pub fn run_smc(
     let (eps, kt) = (rows(&eps), rows(&kt));
     let mut particles = vec![Particle::new(&pb, &eps, &kt); s.particles];
     let mut pop = Population::new(s.particles);
+    let cancel = crate::cancel::Cancel::new();
     for stage in 1..n {
+        if cancel.is_cancelled() {
+            return Err(SmcRunError::Cancelled);
+        }
         let leaf_gig = leaf_gig_table(&pb, &particles, &eps, stage, s.parallel);
         let step = |(p, part): (usize, &mut Particle)| {
             part.step(&pb, &leaf_gig, &mut stream(s.seed, stage, p))

@@ -555,7 +555,11 @@ pub fn em_times(
     let mut params = *params;
     let mut msgs = Messages::default();
     let mut trace = vec![objective(&tree, leaves, &params, settings, &mut msgs)];
+    let cancel = crate::cancel::Cancel::new();
     for _ in 0..settings.cycles {
+        if cancel.is_cancelled() {
+            return Err(PydtError::Cancelled);
+        }
         let tables = Tables::new(&params, tree.n_leaves());
         bp::upward_messages(&tree, leaves, params.sigma2, &mut msgs);
         bp::downward(&tree, params.sigma2, &mut msgs);

@@ -68,6 +68,9 @@ pub enum PydtError {
     /// Ill-formed data.
     #[error("PYDT data: {0}")]
     Data(String),
+    /// [`crate::cancel::cancel_all`] was called while the search or EM ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
 }
 
 /// log p(X, T, t | θ, α, c, σ²) = log p(X | T, t, σ²) + Σ_v (log S_v + log T_v) (spec §2.6).

@@ -129,7 +129,11 @@ pub fn greedy_search<R: Rng + ?Sized>(
     let mut em_runs = 1;
     let mut list = vec![Entry::new(first)];
     let mut trace = vec![list[0].fit.objective];
+    let cancel = crate::cancel::Cancel::new();
     for _ in 0..settings.iterations {
+        if cancel.is_cancelled() {
+            return Err(PydtError::Cancelled);
+        }
         let j = rng.random_range(0..list.len());
         let parent = list[j].fit.clone();
         let mut candidates = fitter.candidates(&parent, rng);
