@@ -165,6 +165,18 @@ fn load_jets(path: std::path::PathBuf) -> PyResult<Vec<Jet>> {
     Ok(ds.jets.into_iter().map(|inner| Jet { inner }).collect())
 }
 
+/// Writes `jets` to `path` in the `data/ginkgo_jets` schema (read back by `load_jets` and by
+/// every config's `[jets] source = "file"`), atomically: the file appears whole or not at all.
+#[pyfunction]
+#[pyo3(signature = (jets, path, source = "written by trellis_lab (Python)".to_string()))]
+fn save_jets(jets: Vec<PyRef<'_, Jet>>, path: std::path::PathBuf, source: String) -> PyResult<()> {
+    let ds = JetDataset {
+        source,
+        jets: jets.iter().map(|j| j.inner.clone()).collect(),
+    };
+    trellis_lab::experiment::safe_fs::write_atomic(&path, ds.to_json()).map_err(value_error)
+}
+
 /// The energy a tree is scored by: a jet's Ginkgo likelihood, or Dasgupta's cost or the
 /// hierarchical correlation clustering energy over a similarity matrix.
 pub(crate) enum Energy {
@@ -379,6 +391,7 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Jet>()?;
     m.add_class::<Trellis>()?;
     m.add_function(wrap_pyfunction!(load_jets, m)?)?;
+    m.add_function(wrap_pyfunction!(save_jets, m)?)?;
     m.add_function(wrap_pyfunction!(exact_trellis, m)?)?;
     m.add_function(wrap_pyfunction!(beam, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_tree, m)?)?;

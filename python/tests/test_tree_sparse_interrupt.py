@@ -100,3 +100,17 @@ def test_ctrl_c_stops_a_long_computation_within_a_second():
     assert time.monotonic() - t0 < 1.5
     # The next computation runs normally.
     assert tl.exact_trellis(similarity=s[:6, :6]).n_trees == 945
+
+
+def test_save_jets_round_trips(tmp_path):
+    jets = tl.load_jets(JETS / "truth_9.json")
+    tl.save_jets(jets, tmp_path / "j.json")
+    again = tl.load_jets(tmp_path / "j.json")
+    assert [j.name for j in again] == [j.name for j in jets]
+    for a, b in zip(again, jets):
+        assert a.leaves.tolist() == b.leaves.tolist()
+        assert (a.t_cut, a.lam, a.lam_root) == (b.t_cut, b.lam, b.lam_root)
+        assert a.truth == b.truth
+    with pytest.raises(ValueError) as e:
+        tl.save_jets(jets, tmp_path / "no" / "such" / "folder" / "j.json")
+    assert "\n" not in str(e.value)

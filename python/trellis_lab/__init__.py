@@ -25,6 +25,7 @@ from ._trellis_lab import (
     kt,
     load_jets,
     map_trellis,
+    save_jets,
     sparse_trellis,
 )
 
@@ -43,5 +44,6 @@ __all__ = [
     "kt",
     "load_jets",
     "map_trellis",
+    "save_jets",
     "sparse_trellis",
 ]
