@@ -3,6 +3,7 @@
 //! algorithm lives in the crate. Errors are Python exceptions carrying the crate's one-line
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
+mod bayes;
 mod interrupt;
 mod more;
 mod sparse;
@@ -403,5 +404,6 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(more::flat_trellis, m)?)?;
     m.add_class::<sparse::Sparse>()?;
     m.add_function(wrap_pyfunction!(sparse::sparse_trellis, m)?)?;
+    bayes::register(m)?;
     Ok(())
 }

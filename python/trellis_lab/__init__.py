@@ -11,6 +11,9 @@ error messages as Python exceptions (ValueError for bad input), the same bits as
 """
 
 from ._trellis_lab import (
+    CoalescentFit,
+    DiffusionTreeFit,
+    DiffusionTreeSamples,
     FlatTrellis,
     Jet,
     SparseTrellis,
@@ -18,6 +21,7 @@ from ._trellis_lab import (
     Trellis,
     average_linkage,
     beam,
+    coalescent,
     exact_trellis,
     flat_trellis,
     generate_jets,
@@ -25,11 +29,16 @@ from ._trellis_lab import (
     kt,
     load_jets,
     map_trellis,
+    pydt_map,
+    pydt_mcmc,
     save_jets,
     sparse_trellis,
 )
 
 __all__ = [
+    "CoalescentFit",
+    "DiffusionTreeFit",
+    "DiffusionTreeSamples",
     "FlatTrellis",
     "Jet",
     "SparseTrellis",
@@ -37,6 +46,7 @@ __all__ = [
     "Trellis",
     "average_linkage",
     "beam",
+    "coalescent",
     "exact_trellis",
     "flat_trellis",
     "generate_jets",
@@ -44,6 +54,8 @@ __all__ = [
     "kt",
     "load_jets",
     "map_trellis",
+    "pydt_map",
+    "pydt_mcmc",
     "save_jets",
     "sparse_trellis",
 ]

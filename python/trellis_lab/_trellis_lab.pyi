@@ -1,5 +1,5 @@
 from os import PathLike
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -162,3 +162,128 @@ def sparse_trellis(
     trees: Optional[list[Tree]] = None,
     seed_trees: Optional[int] = None,
 ) -> SparseTrellis: ...
+
+class CoalescentFit:
+    """A coalescent fit: the highest-weight tree, every particle with its weight and, for the SMC
+    methods, the estimate of log p(X) and the weight mode that produced it."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def tree(self) -> Tree:
+        """The highest-weight tree (a greedy method's one tree); heights are merge times."""
+    @property
+    def trees(self) -> list[Tree]:
+        """Every particle's tree (one for a greedy method), in particle order."""
+    @property
+    def weights(self) -> npt.NDArray[np.float64]:
+        """The particles' normalised weights ([1.0] for a greedy method)."""
+    @property
+    def log_evidence(self) -> Optional[float]:
+        """The SMC estimate of log p(X); None for a greedy method. Unbiased in p(X) only with
+        weight_mode "exact"."""
+    @property
+    def weight_mode(self) -> Optional[Literal["exact", "paper_faithful"]]:
+        """The weight mode that produced log_evidence; None for a greedy method."""
+    @property
+    def resamples(self) -> int: ...
+    @property
+    def log_joint(self) -> float:
+        """log p(X, tree) of the best tree under the model."""
+
+class DiffusionTreeFit:
+    """A diffusion tree's MAP search: the best tree, its objective and log joint, the best
+    objective after each step, and the parameters at the end."""
+
+    @property
+    def model(self) -> Literal["pydt", "ddt"]: ...
+    @property
+    def tree(self) -> Tree:
+        """The MAP tree (any arity for the PYDT); heights are 1 - t."""
+    @property
+    def objective(self) -> float:
+        """The search's objective: log density of (X, T, s), s = -ln(1 - t), plus the learned
+        hyper-parameters' log priors."""
+    @property
+    def log_joint(self) -> float:
+        """log p(X, T, t) at the final parameters (what pydt_mcmc traces)."""
+    @property
+    def em_runs(self) -> int: ...
+    @property
+    def params(self) -> dict[str, float]:
+        """{"theta", "alpha", "c", "sigma2"} at the end."""
+    @property
+    def trace(self) -> npt.NDArray[np.float64]:
+        """The best objective after the start and after each search step."""
+
+class DiffusionTreeSamples:
+    """A chain of the collapsed diffusion-tree sampler."""
+
+    @property
+    def model(self) -> Literal["pydt", "ddt"]: ...
+    @property
+    def moves(self) -> tuple[int, int, int]:
+        """Detach/re-attach moves (proposed, accepted, abandoned)."""
+    @property
+    def trees(self) -> list[Tree]:
+        """The trees after iterations thin, 2 thin, ... (heights 1 - t)."""
+    @property
+    def log_joint(self) -> npt.NDArray[np.float64]:
+        """log p(X, T, t) after each iteration (length iterations)."""
+    @property
+    def log_likelihood(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def params(self) -> dict[str, npt.NDArray[np.float64]]:
+        """{"theta", "alpha", "c", "sigma2"}: each parameter after each iteration."""
+
+def coalescent(
+    data: npt.ArrayLike,
+    method: Literal[
+        "prior_prior",
+        "prior_post",
+        "post_post",
+        "smc1",
+        "mpost1",
+        "mpost2",
+        "greedy",
+        "mgreedy",
+        "greedy_exact",
+    ] = "mpost2",
+    *,
+    particles: int = 20,
+    seed: int = 0,
+    sigma2: Optional[float] = None,
+    phi: Optional[npt.ArrayLike] = None,
+    weight_mode: Literal["exact", "paper_faithful"] = "exact",
+    resample_threshold: float = 0.5,
+) -> CoalescentFit: ...
+def pydt_map(
+    data: npt.ArrayLike,
+    *,
+    ddt: bool = False,
+    seed: int = 0,
+    theta: Optional[float] = None,
+    alpha: Optional[float] = None,
+    c: float = 1.0,
+    sigma2: float = 1.0,
+    noise: float = 0.1,
+    iterations: int = 30,
+    learn: Sequence[Literal["theta", "alpha", "c", "sigma2"]] = (),
+) -> DiffusionTreeFit: ...
+def pydt_mcmc(
+    data: npt.ArrayLike,
+    iterations: int = 100,
+    *,
+    ddt: bool = False,
+    seed: int = 0,
+    theta: Optional[float] = None,
+    alpha: Optional[float] = None,
+    c: float = 1.0,
+    sigma2: float = 1.0,
+    noise: float = 0.0,
+    sample: Sequence[Literal["theta", "alpha", "c", "sigma2"]] = ("theta", "alpha", "c", "sigma2"),
+    moves: int = 0,
+    rule: Literal["general", "likelihood"] = "general",
+    thin: int = 1,
+    max_tries: int = 100,
+) -> DiffusionTreeSamples: ...

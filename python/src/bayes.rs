@@ -1,0 +1,500 @@
+//! Bayesian trees over points: the Kingman coalescent (its SMC variants and greedy rules) and
+//! the Pitman–Yor and Dirichlet diffusion trees (MAP tree by greedy EM search, MCMC samples).
+//! Defaults are the board's (`[board.coalescent]`, `[board.pydt]`), which are the crate's own
+//! where it has one; seeds go to the crate's functions unchanged.
+
+use crate::{float_matrix, value_error, Tree};
+use numpy::{PyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{IntoPyDict, PyDict};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use trellis_lab::coalescent::covariance::{Covariance, Kernel, Whitening};
+use trellis_lab::coalescent::gig::WeightMode;
+use trellis_lab::coalescent::history::{ln_joint, History};
+use trellis_lab::coalescent::method::{fit, Method, MethodSettings};
+use trellis_lab::hierarchy::Hierarchy;
+use trellis_lab::pydt::generate::sample_tree;
+use trellis_lab::pydt::mcmc::AcceptRule::{self, General, Likelihood};
+use trellis_lab::pydt::mcmc::{Data, Hypers, Sampler, Settings};
+use trellis_lab::pydt::search::{greedy_search, Observations, SearchSettings};
+use trellis_lab::pydt::{Leaves, Messages, Params, Tables};
+
+/// The rows of `obj`, an `(n, d)` array of finite numbers with n >= 2 and d >= 1.
+fn points(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
+    let a = float_matrix(obj, "data")?;
+    let (n, d) = (a.shape()[0], a.shape()[1]);
+    if n < 2 || d == 0 {
+        return Err(PyValueError::new_err(format!(
+            "data has shape ({n}, {d}); pass an (n, d) array with n >= 2 points and d >= 1"
+        )));
+    }
+    if let Some(((i, k), v)) = a.as_array().indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "data has the non-finite value {v} at row {i}, column {k}; remove or impute it"
+        )));
+    }
+    Ok(a.as_array().outer_iter().map(|r| r.to_vec()).collect())
+}
+
+/// A seed in 0..2**64, unchanged.
+fn seed_of(seed: i128) -> PyResult<u64> {
+    u64::try_from(seed)
+        .map_err(|_| PyValueError::new_err(format!("seed = {seed} must be an integer in 0..2**64")))
+}
+
+/// A count of at least `min`.
+fn count(name: &str, v: i64, min: i64) -> PyResult<usize> {
+    let bad = || PyValueError::new_err(format!("{name} = {v} must be >= {min}"));
+    usize::try_from(v).ok().filter(|_| v >= min).ok_or_else(bad)
+}
+
+/// The value called `name` in `known`, or a one-line error listing the names.
+fn choose<T: Copy>(what: &str, name: &str, known: &[(&'static str, T)]) -> PyResult<T> {
+    let hit = known.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    hit.ok_or_else(|| {
+        let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
+        PyValueError::new_err(format!(
+            "{what} = {name:?} is not known; use one of {}",
+            names.join(", ")
+        ))
+    })
+}
+
+const WEIGHT_MODES: [(&str, WeightMode); 2] = [
+    ("exact", WeightMode::Exact),
+    ("paper_faithful", WeightMode::PaperFaithful),
+];
+
+/// Φ's Cholesky whitening for `d` features: `phi` (a `(d, d)` array) or σ² I.
+fn whitening(phi: Option<&Bound<'_, PyAny>>, sigma2: Option<f64>, d: usize) -> PyResult<Whitening> {
+    match (phi, sigma2) {
+        (Some(_), Some(_)) => Err(PyValueError::new_err(
+            "pass phi (a (d, d) covariance) or sigma2 (phi = sigma2 * I), not both",
+        )),
+        (Some(p), None) => {
+            let p = float_matrix(p, "phi")?;
+            if p.shape() != [d, d] {
+                return Err(PyValueError::new_err(format!(
+                    "phi has shape ({}, {}) for data of {d} features; pass a ({d}, {d}) array",
+                    p.shape()[0],
+                    p.shape()[1]
+                )));
+            }
+            let flat: Vec<f64> = p.as_array().iter().copied().collect();
+            Whitening::from_row_major(d, &flat).map_err(value_error)
+        }
+        (None, s) => {
+            let sigma2 = s.unwrap_or(1.0);
+            let cov = Covariance::new(Kernel::Isotropic { dim: d, sigma2 });
+            cov.whitening().map_err(value_error)
+        }
+    }
+}
+
+/// A coalescent fit: the highest-weight tree, every particle with its weight and, for the SMC
+/// methods, the estimate of log p(X) and the weight mode that produced it.
+#[pyclass(module = "trellis_lab", name = "CoalescentFit", frozen)]
+pub(crate) struct CoalescentFit {
+    /// The method's name (`"mpost2"`, `"mgreedy"`, ...).
+    #[pyo3(get)]
+    method: &'static str,
+    /// The highest-weight tree (a greedy method's one tree); heights are merge times.
+    #[pyo3(get)]
+    tree: Tree,
+    /// The SMC estimate of log p(X) (None for a greedy method). With `weight_mode` "exact",
+    /// exp of it is unbiased for p(X); with "paper_faithful" (MPOST1, MPOST2, SMC1) it is Henao
+    /// & Lucas's weight total, not an estimate of log p(X).
+    #[pyo3(get)]
+    log_evidence: Option<f64>,
+    /// The weight mode that produced `log_evidence`, `"exact"` or `"paper_faithful"` (None for
+    /// a greedy method, which has no weights).
+    #[pyo3(get)]
+    weight_mode: Option<&'static str>,
+    /// SMC stages that resampled (0 for a greedy method).
+    #[pyo3(get)]
+    resamples: usize,
+    /// log p(X, tree) of `tree` under the model (the board's own objective for the method).
+    #[pyo3(get)]
+    log_joint: f64,
+    histories: Vec<History>,
+    weights: Vec<f64>,
+}
+
+#[pymethods]
+impl CoalescentFit {
+    /// Every particle's tree (one for a greedy method), in particle order.
+    #[getter]
+    fn trees(&self) -> PyResult<Vec<Tree>> {
+        let tree = |h| Hierarchy::from_history(h).map(Tree::from_hierarchy);
+        self.histories
+            .iter()
+            .map(tree)
+            .collect::<Result<_, _>>()
+            .map_err(value_error)
+    }
+
+    /// The particles' normalised weights (float64, summing to 1; `[1.0]` for a greedy method).
+    #[getter]
+    fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.weights)
+    }
+
+    fn __repr__(&self) -> String {
+        let ev = self.log_evidence.map_or("None".into(), |e| e.to_string());
+        let mode = self.weight_mode.map_or("None".into(), |m| format!("{m:?}"));
+        let (m, n) = (self.method, self.histories.len());
+        format!("CoalescentFit({m:?}, particles={n}, log_evidence={ev}, weight_mode={mode})")
+    }
+}
+
+/// Kingman-coalescent clustering of the rows of `data` (an `(n, d)` array, n >= 2) with Brownian
+/// transitions of covariance `phi` (a `(d, d)` array) or `sigma2 * I` (default I).
+///
+/// `method` is one of the crate's builders: the SMC variants `prior_prior`, `prior_post`,
+/// `post_post`, `smc1`, `mpost1`, `mpost2` (with `particles`, `weight_mode` and
+/// `resample_threshold`: resample when ESS < threshold * particles) and the greedy rules
+/// `greedy`, `mgreedy`, `greedy_exact` (which ignore those and the seed). `weight_mode` is
+/// `"exact"` (true importance weights, so exp(log_evidence) is unbiased for p(X); the crate's
+/// default) or `"paper_faithful"` (Henao & Lucas's normalisers, the default of the
+/// `coalescent_synthetic` and `coalescent_labelled` experiments). PRIOR-PRIOR, PRIOR-POST and
+/// POST-POST weigh the same in both modes; in exact mode MPOST1 is POST-POST.
+///
+/// `seed` goes unchanged to the crate's `coalescent::method::fit`: the same seed gives the same
+/// bits at any thread count. The board's `mpost2`/`mgreedy` row of an instance is
+/// `coalescent(x, method, seed=s)` with x the instance's standardised features and
+/// s = `splitmix64_mix(master_seed ^ hash_bytes("dataset/instance/method"))`.
+#[pyfunction]
+#[pyo3(signature = (data, method = "mpost2", *, particles = 20, seed = 0, sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
+fn coalescent(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    method: &str,
+    particles: i64,
+    seed: i128,
+    sigma2: Option<f64>,
+    phi: Option<&Bound<'_, PyAny>>,
+    weight_mode: &str,
+    resample_threshold: f64,
+) -> PyResult<CoalescentFit> {
+    let x = points(data)?;
+    let methods: Vec<(&str, Method)> = Method::ALL.iter().map(|&m| (m.name(), m)).collect();
+    let method = choose("method", method, &methods)?;
+    let (mode_name, mode) = choose("weight_mode", weight_mode, &WEIGHT_MODES.map(|m| (m.0, m)))?;
+    let settings = MethodSettings {
+        particles: count("particles", particles, 1)?,
+        weight_mode: mode,
+        resample_threshold,
+        parallel: true,
+    };
+    let seed = seed_of(seed)?;
+    let w = whitening(phi, sigma2, x[0].len())?;
+    let xw = w.whiten_rows(&x).map_err(value_error)?;
+    let ldh = w.ln_det_half();
+    let (f, joint) = crate::interruptible(py, || -> Result<_, String> {
+        let f = fit(method, &xw, ldh, &settings, seed).map_err(|e| e.to_string())?;
+        let joint = ln_joint(f.best(), &xw, ldh).map_err(|e| e.to_string())?;
+        Ok((f, joint))
+    })?
+    .map_err(PyValueError::new_err)?;
+    let best = Hierarchy::from_history(f.best()).map_err(value_error)?;
+    Ok(CoalescentFit {
+        method: method.name(),
+        tree: Tree::from_hierarchy(best),
+        weight_mode: f.log_evidence.map(|_| mode_name),
+        log_evidence: f.log_evidence,
+        resamples: f.resamples,
+        log_joint: joint,
+        histories: f.histories,
+        weights: f.weights,
+    })
+}
+
+/// The number of points, the parameters and the leaves of a diffusion tree: θ and α default to
+/// the board's 0.5 and 0.2 for the PYDT and are 0 for the DDT (`Params::ddt`).
+fn diffusion(
+    data: &Bound<'_, PyAny>,
+    ddt: bool,
+    (theta, alpha): (Option<f64>, Option<f64>),
+    c: f64,
+    sigma2: f64,
+    noise: f64,
+) -> PyResult<(usize, Params, Leaves)> {
+    let x = points(data)?;
+    if ddt && (theta.is_some() || alpha.is_some()) {
+        return Err(PyValueError::new_err(
+            "ddt=True fixes theta = alpha = 0; drop theta and alpha, or use ddt=False",
+        ));
+    }
+    let p = match ddt {
+        true => Params::ddt(c, sigma2),
+        false => Params::new(theta.unwrap_or(0.5), alpha.unwrap_or(0.2), c, sigma2),
+    };
+    let leaves = Leaves::with_noise(&x, noise).map_err(value_error)?;
+    Ok((x.len(), p.map_err(value_error)?, leaves))
+}
+
+const HYPERS: [&str; 4] = ["theta", "alpha", "c", "sigma2"];
+const RULES: [(&str, AcceptRule); 2] = [("general", General), ("likelihood", Likelihood)];
+
+/// The crate's hyper-parameter switches with θ, α, c, σ² on where `names` lists them (θ and
+/// α off for the DDT, as the crate does).
+fn hypers(what: &str, names: &[String], ddt: bool) -> PyResult<Hypers> {
+    let mut h = Hypers::fixed();
+    for n in names {
+        let known = [("theta", 0), ("alpha", 1), ("c", 2), ("sigma2", 3)];
+        *[&mut h.theta, &mut h.alpha, &mut h.c, &mut h.sigma2][choose(what, n, &known)?] = true;
+    }
+    (h.theta, h.alpha) = (h.theta && !ddt, h.alpha && !ddt);
+    Ok(h)
+}
+
+/// A diffusion tree's MAP search: the best tree, its objective and log joint, the best
+/// objective after each step, and the parameters at the end (moved only where `learn` asks).
+#[pyclass(module = "trellis_lab", name = "DiffusionTreeFit", frozen)]
+pub(crate) struct DiffusionTreeFit {
+    /// `"pydt"` or `"ddt"`.
+    #[pyo3(get)]
+    model: &'static str,
+    /// The MAP tree (any arity for the PYDT); heights are 1 - t, t the divergence time.
+    #[pyo3(get)]
+    tree: Tree,
+    /// What the search maximises (the board's own objective): the log density of (X, T, s) at
+    /// log-scale times s = -ln(1 - t), i.e. `log_joint` minus the internal nodes' s, plus the
+    /// learned hyper-parameters' log priors.
+    #[pyo3(get)]
+    objective: f64,
+    /// log p(X, T, t) of the tree at the final parameters: the quantity `pydt_mcmc` traces.
+    #[pyo3(get)]
+    log_joint: f64,
+    /// Full EM runs the search made.
+    #[pyo3(get)]
+    em_runs: usize,
+    params: Params,
+    trace: Vec<f64>,
+}
+
+#[pymethods]
+impl DiffusionTreeFit {
+    /// The parameters at the end, {"theta", "alpha", "c", "sigma2"} (moved only if learned).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = [
+            self.params.theta,
+            self.params.alpha,
+            self.params.c,
+            self.params.sigma2,
+        ];
+        HYPERS.into_iter().zip(p).into_py_dict(py)
+    }
+
+    /// The best objective after the start and after each search step (float64).
+    #[getter]
+    fn trace<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.trace)
+    }
+
+    fn __repr__(&self) -> String {
+        let (m, o) = (self.model, self.objective);
+        format!("DiffusionTreeFit({m:?}, objective={o})")
+    }
+}
+
+/// The MAP Pitman–Yor diffusion tree (or, with `ddt=True`, Dirichlet diffusion tree: θ = α = 0)
+/// of the rows of `data` by the crate's greedy Bayesian EM search (`pydt::search::greedy_search`:
+/// a sequential start, then `iterations` detach/re-attach steps over a list of the 10 best trees).
+///
+/// Parameters: concentration `theta` (default 0.5) and discount `alpha` (default 0.2), divergence
+/// smoothness `c`, diffusion variance `sigma2`, leaf noise variance `noise` (> 0 lets duplicate
+/// points be; 0 is the paper's model). `learn` lists hyper-parameters EM moves to their
+/// conditional modes: any of "theta", "alpha", "c", "sigma2" (a DDT never moves θ, α).
+///
+/// `seed` seeds the `StdRng` the search draws from (`StdRng::seed_from_u64(seed)`), as the CLI
+/// does: a `pydt` run's `[pydt.map]` row of model m, replicate r is this with
+/// seed = `experiment::pydt::stream(master_seed, 3, m, r)` (and `iterations=100`, the model's
+/// parameters); a board row's, with s = `splitmix64_mix(master_seed ^ hash_bytes(key))`, on
+/// the standardised features.
+#[pyfunction]
+#[pyo3(signature = (data, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.1, iterations = 30, learn = Vec::new()), text_signature = "(data, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.1, iterations=30, learn=())")]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
+fn pydt_map(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    ddt: bool,
+    seed: i128,
+    theta: Option<f64>,
+    alpha: Option<f64>,
+    c: f64,
+    sigma2: f64,
+    noise: f64,
+    iterations: i64,
+    learn: Vec<String>,
+) -> PyResult<DiffusionTreeFit> {
+    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
+    let h = hypers("learn", &learn, ddt)?;
+    let mut settings = SearchSettings {
+        iterations: count("iterations", iterations, 0)?,
+        ..SearchSettings::default()
+    };
+    for em in [&mut settings.em, &mut settings.final_em] {
+        (em.learn_theta, em.learn_alpha, em.learn_c) = (h.theta, h.alpha, h.c);
+        em.learn_sigma2 = h.sigma2;
+    }
+    let seed = seed_of(seed)?;
+    let obs = Observations::Gaussian(leaves.clone());
+    let r = crate::interruptible(py, || {
+        greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))
+    })?
+    .map_err(value_error)?;
+    let (tables, mut msgs) = (Tables::new(&r.params, n), Messages::default());
+    let joint = trellis_lab::pydt::ln_joint(&r.tree, &leaves, &r.params, &tables, &mut msgs);
+    Ok(DiffusionTreeFit {
+        model: if ddt { "ddt" } else { "pydt" },
+        tree: Tree::from_hierarchy(Hierarchy::from_pydt(&r.tree).map_err(value_error)?),
+        objective: r.objective,
+        log_joint: joint,
+        params: r.params,
+        em_runs: r.em_runs,
+        trace: r.trace,
+    })
+}
+
+/// The log joint, the log likelihood and the parameters after one iteration.
+type State = (f64, f64, Params);
+
+/// A chain of the collapsed diffusion-tree sampler: after each iteration the log joint, the
+/// log likelihood and the parameters; every `thin`-th tree; the move counts.
+#[pyclass(module = "trellis_lab", name = "DiffusionTreeSamples", frozen)]
+pub(crate) struct DiffusionTreeSamples {
+    /// `"pydt"` or `"ddt"`.
+    #[pyo3(get)]
+    model: &'static str,
+    /// Detach/re-attach moves (proposed, accepted, abandoned after `max_tries` walks).
+    #[pyo3(get)]
+    moves: (u64, u64, u64),
+    /// The trees after iterations thin, 2 thin, ... (heights 1 - t).
+    #[pyo3(get)]
+    trees: Vec<Tree>,
+    /// Per iteration: log joint, log likelihood, parameters.
+    states: Vec<State>,
+}
+
+impl DiffusionTreeSamples {
+    fn column<'py>(&self, py: Python<'py>, f: fn(&State) -> f64) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_iter(py, self.states.iter().map(f))
+    }
+}
+
+#[pymethods]
+impl DiffusionTreeSamples {
+    /// log p(X, T, t) after each iteration (float64, one per iteration).
+    #[getter]
+    fn log_joint<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.column(py, |s| s.0)
+    }
+
+    /// log p(X | T, t) after each iteration.
+    #[getter]
+    fn log_likelihood<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.column(py, |s| s.1)
+    }
+
+    /// {"theta", "alpha", "c", "sigma2"}: each parameter after each iteration (float64).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let at: [fn(&State) -> f64; 4] = [|s| s.2.theta, |s| s.2.alpha, |s| s.2.c, |s| s.2.sigma2];
+        let columns = at.map(|f| self.column(py, f));
+        HYPERS.into_iter().zip(columns).into_py_dict(py)
+    }
+
+    fn __repr__(&self) -> String {
+        let n = self.states.len();
+        format!("DiffusionTreeSamples({:?}, iterations={n})", self.model)
+    }
+}
+
+/// `iterations` iterations of the crate's collapsed sampler (`pydt::mcmc::Sampler`) for the
+/// Pitman–Yor diffusion tree (or, with `ddt=True`, the Dirichlet diffusion tree), started from
+/// a tree drawn from the prior. Each iteration: `moves` detach/re-attach proposals (0: one per
+/// point) under `rule` ("general", the exact Metropolis–Hastings ratio, or "likelihood", the
+/// paper's), a slice-sampling sweep over the times, then the hyper-parameters listed in `sample`
+/// (a DDT never samples θ, α). Model parameters (start values where sampled) as in `pydt_map`,
+/// except the leaf noise: 0 by default, the paper's model and `[[pydt.models]]`' default (then
+/// duplicate points are an error). With noise > 0 and c sampled, chains can drift towards c -> 0
+/// with the internal times crowding at t = 1 and a log joint growing without bound.
+///
+/// `seed` seeds the one `StdRng` that draws the start tree and every move, as the CLI does: a
+/// `pydt` run's `[pydt.mcmc]` chain k of model m is this with
+/// seed = `experiment::pydt::stream(master_seed, 4, m, k)` (its traces also hold the start
+/// state, iteration 0).
+#[pyfunction]
+#[pyo3(signature = (data, iterations = 100, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.0, sample = HYPERS.map(String::from).to_vec(), moves = 0, rule = "general", thin = 1, max_tries = 100), text_signature = "(data, iterations=100, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.0, sample=('theta', 'alpha', 'c', 'sigma2'), moves=0, rule='general', thin=1, max_tries=100)")]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
+fn pydt_mcmc(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    iterations: i64,
+    ddt: bool,
+    seed: i128,
+    theta: Option<f64>,
+    alpha: Option<f64>,
+    c: f64,
+    sigma2: f64,
+    noise: f64,
+    sample: Vec<String>,
+    moves: i64,
+    rule: &str,
+    thin: i64,
+    max_tries: i64,
+) -> PyResult<DiffusionTreeSamples> {
+    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
+    let (iterations, thin) = (count("iterations", iterations, 1)?, count("thin", thin, 1)?);
+    let settings = Settings {
+        rule: choose("rule", rule, &RULES)?,
+        hypers: hypers("sample", &sample, ddt)?,
+        moves: count("moves", moves, 0)?,
+        max_tries: count("max_tries", max_tries, 1)?,
+    };
+    let seed = seed_of(seed)?;
+    let run = || -> Result<DiffusionTreeSamples, String> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let tree = sample_tree(n, &params, &mut rng);
+        let mut s = Sampler::new(tree, params, Data::Gaussian(leaves), settings)
+            .map_err(|e| e.to_string())?;
+        let (mut trees, mut states) = (Vec::new(), Vec::with_capacity(iterations));
+        let cancel = trellis_lab::cancel::Cancel::new();
+        for it in 1..=iterations {
+            if cancel.is_cancelled() {
+                return Err(trellis_lab::cancel::MESSAGE.to_string());
+            }
+            s.iterate(&mut rng)
+                .map_err(|e| format!("iteration {it}: {e}"))?;
+            states.push((s.ln_joint(), s.ln_likelihood(), *s.params()));
+            if it % thin == 0 {
+                let h = Hierarchy::from_pydt(s.tree()).map_err(|e| e.to_string())?;
+                trees.push(Tree::from_hierarchy(h));
+            }
+        }
+        let k = s.counts();
+        Ok(DiffusionTreeSamples {
+            model: if ddt { "ddt" } else { "pydt" },
+            moves: (k.proposed, k.accepted, k.abandoned),
+            trees,
+            states,
+        })
+    };
+    crate::interruptible(py, run)?.map_err(PyValueError::new_err)
+}
+
+/// Adds the coalescent and diffusion-tree functions and their result classes to `m`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CoalescentFit>()?;
+    m.add_class::<DiffusionTreeFit>()?;
+    m.add_class::<DiffusionTreeSamples>()?;
+    m.add_function(wrap_pyfunction!(coalescent, m)?)?;
+    m.add_function(wrap_pyfunction!(pydt_map, m)?)?;
+    m.add_function(wrap_pyfunction!(pydt_mcmc, m)?)?;
+    Ok(())
+}
