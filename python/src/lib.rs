@@ -402,6 +402,7 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;
     m.add_function(wrap_pyfunction!(more::map_trellis, m)?)?;
     m.add_function(wrap_pyfunction!(more::flat_trellis, m)?)?;
+    m.add_function(wrap_pyfunction!(more::standardize, m)?)?;
     m.add_class::<sparse::Sparse>()?;
     m.add_function(wrap_pyfunction!(sparse::sparse_trellis, m)?)?;
     bayes::register(m)?;

@@ -2,7 +2,7 @@
 //! marginals and the flat cluster trellis.
 
 use crate::{energy_of, value_error, weight_matrix, Jet, Tree, Trellis};
-use numpy::{PyArray1, PyArray2};
+use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
@@ -145,4 +145,21 @@ pub fn flat_trellis(py: Python<'_>, affinity: &Bound<'_, PyAny>, beta: f64) -> P
     let model = PairwiseAffinity::with_beta(w, beta).map_err(value_error)?;
     let trellis = crate::interruptible(py, || FlatTrellis::build(&model))?.map_err(value_error)?;
     Ok(Flat { trellis })
+}
+
+/// `data` (an `(n, d)` array) with every column centred and scaled to unit population variance
+/// (constant columns become 0): what the command line's board and `cluster` feed the coalescent
+/// and diffusion-tree methods, so that those give the same bits from Python.
+#[pyfunction]
+pub fn standardize<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let a = crate::float_matrix(data, "data")?;
+    let mut rows: Vec<Vec<f64>> = a.as_array().outer_iter().map(|r| r.to_vec()).collect();
+    trellis_lab::experiment::pydt::standardize(&mut rows);
+    if rows.is_empty() {
+        return Ok(PyArray2::zeros(py, [0, a.shape()[1]], false));
+    }
+    PyArray2::from_vec2(py, &rows).map_err(value_error)
 }

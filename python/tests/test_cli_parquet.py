@@ -1,6 +1,7 @@
 """Python's numbers equal the command line's Parquet tables bit for bit: a Table 1 subset (the
-`jets_smoke` config: 300 generated jets, trellis, beam, greedy, sparse, truth) and Figure 6's
-exact sampler (`posterior_sampling`, seed 6). Each test runs the CLI on the shipped config with
+`jets_smoke` config: 300 generated jets, trellis, beam, greedy, sparse, truth), Figure 6's
+exact sampler (`posterior_sampling`, seed 6), and the coalescent and diffusion-tree methods of
+`trellis-lab cluster` (the board). Each test runs the CLI on the shipped config with
 its output redirected to a temporary folder, then recomputes every row from Python."""
 
 import collections
@@ -8,6 +9,7 @@ import os
 import pathlib
 import subprocess
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -16,10 +18,15 @@ import trellis_lab as tl
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def run_config(name, tmp_path, replace=()):
+def binary():
     exe = pathlib.Path(os.environ.get("TRELLIS_LAB", ROOT / "target" / "release" / "trellis-lab"))
     if not exe.is_file():
         pytest.fail(f"no trellis-lab binary at {exe}: cargo build --release, or set TRELLIS_LAB")
+    return exe
+
+
+def run_config(name, tmp_path, replace=()):
+    exe = binary()
     text = (ROOT / "configs" / f"{name}.toml").read_text()
     # Paths in a config are relative to its folder: point them at the repository's data.
     text = text.replace('output_dir = "../results"', 'output_dir = "out"')
@@ -79,3 +86,33 @@ def test_figure6_sampler_draws_the_cli_trees(tmp_path):
     cli = {r["log_likelihood"]: r["trellis_sampler_count"] for r in rows}
     assert {v: c for v, c in cli.items() if c} == dict(counts)
     assert sum(cli.values()) == n
+
+
+def test_coalescent_and_diffusion_trees_equal_the_cli_board(tmp_path):
+    # `trellis-lab cluster` runs the board on a points file; trees.parquet records each job's
+    # seed, and the methods see the standardised features.
+    rng = np.random.default_rng(4)
+    x = np.vstack([rng.normal(0, 1, (5, 3)), rng.normal(4, 1, (4, 3))])
+    csv = tmp_path / "points.csv"
+    np.savetxt(csv, x, delimiter=",", header="a,b,c", comments="")
+    subprocess.run(
+        [str(binary()), "cluster", str(csv), "--methods", "mpost2,mgreedy,pydt,ddt",
+         "--seed", "5", "--output-dir", str(tmp_path / "out")],
+        check=True, capture_output=True, text=True,
+    )
+    folder = tmp_path / "out" / "points"
+    trees = pq.read_table(folder / "trees.parquet").to_pylist()
+    board = pq.read_table(folder / "board.parquet").to_pylist()
+    own = {r["method"]: r["value"] for r in board if r["metric"] == "own_objective"}
+    z = tl.standardize(x)
+    assert sorted(r["method"] for r in trees) == ["ddt", "mgreedy", "mpost2", "pydt"]
+    for r in trees:
+        m, seed = r["method"], r["seed"]
+        if m in ("mpost2", "mgreedy"):
+            fit = tl.coalescent(z, m, seed=seed)
+            value = fit.log_joint
+        else:
+            fit = tl.pydt_map(z, ddt=(m == "ddt"), seed=seed)
+            value = fit.objective
+        assert fit.tree.newick() == r["newick"], m
+        assert value == own[m], m

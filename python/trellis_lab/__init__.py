@@ -33,6 +33,7 @@ from ._trellis_lab import (
     pydt_mcmc,
     save_jets,
     sparse_trellis,
+    standardize,
 )
 
 __all__ = [
@@ -58,4 +59,5 @@ __all__ = [
     "pydt_mcmc",
     "save_jets",
     "sparse_trellis",
+    "standardize",
 ]

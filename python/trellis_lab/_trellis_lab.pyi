@@ -134,6 +134,8 @@ def map_trellis(
     beta: float = 1.0,
     max_leaves: int = 24,
 ) -> tuple[Tree, float]: ...
+def standardize(data: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Columns centred and scaled to unit variance, as the board feeds the coalescent and PYDT."""
 def flat_trellis(affinity: npt.NDArray[np.float64], beta: float = 1.0) -> FlatTrellis: ...
 
 class SparseTrellis:

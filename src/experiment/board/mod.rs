@@ -21,7 +21,8 @@
 //!   probability under the energy's Gibbs posterior) and `posterior_rank` (1 + the number of
 //!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
 //!   hit).
-//! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run.
+//! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run, and
+//!   the job seed it ran with.
 //! - `data_<dataset>.json` (jets, the `data/ginkgo_jets` schema) or `data_<dataset>.csv`
 //!   (points or similarity matrices, with labels): the data each method ran on.
 //! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined;

@@ -27,7 +27,8 @@ pub struct Scored {
     pub metrics: Vec<(String, f64)>,
 }
 
-/// The job seed of `key` under the master `seed`.
+/// The job seed of `key` under the master `seed` (written to `trees.parquet`'s `seed` column,
+/// so that a method's tree can be reproduced alone, e.g. from Python).
 fn job_seed(seed: u64, key: &str) -> u64 {
     crate::numeric::splitmix64_mix(seed ^ crate::experiment::staging::hash_bytes(key.as_bytes()))
 }
@@ -134,7 +135,9 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     );
     let (mut t_ds, mut t_inst, mut t_meth, mut t_newick, mut t_status, mut t_secs) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
-    for (&(i, m), d) in jobs.iter().zip(&done) {
+    let mut t_seed = vec![];
+    for ((&(i, m), d), k) in jobs.iter().zip(&done).zip(&keys) {
+        t_seed.push(Some(job_seed(seed, k)));
         let r = &d.value;
         for (name, v) in &r.metrics {
             ds.push(insts[i].dataset.clone());
@@ -160,6 +163,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         t_newick.push(String::new());
         t_status.push(format!("not run: {why}"));
         t_secs.push(None);
+        t_seed.push(None);
     }
     Table::new()
         .str("dataset", &ds)
@@ -178,6 +182,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         .str("newick", &t_newick)
         .str("status", &t_status)
         .f64("seconds", &t_secs)
+        .u64("seed", &t_seed)
         .write_parquet(&ctx.path("trees.parquet"))?;
     let order: Vec<&str> = s.datasets.iter().map(|d| d.name.as_str()).collect();
     ctx.manifest.set("datasets", order);

@@ -14,6 +14,8 @@
 //! `experiments/pydt/README.md`.
 
 pub(crate) mod data;
+/// Column standardisation, as the board feeds the feature-based methods (also used from Python).
+pub use data::standardize;
 mod density;
 mod figures;
 mod map;
