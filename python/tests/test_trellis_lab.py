@@ -123,7 +123,14 @@ def test_every_methods_tree_is_a_scipy_linkage():
         tl.exact_trellis(similarity=s - s.mean(), energy="correlation").map_tree,
         tl.beam(similarity=s)[0],
         tl.greedy(similarity=s)[0],
+        tl.average_linkage(s),
+        tl.map_trellis(jet)[0],
+        tl.sparse_trellis(jet).map_tree,
     ]
+    x = np.vstack([rng.normal(0, 1, (5, 2)), rng.normal(5, 1, (5, 2))])
+    trees += [tl.coalescent(x, m, seed=1).tree for m in ("mpost2", "smc1", "mgreedy")]
+    trees += [tl.pydt_map(x, seed=1).tree, tl.pydt_map(x, ddt=True, seed=1).tree]
+    trees += [tl.pydt_mcmc(x, iterations=5, seed=1).trees[-1]]
     for tree in trees:
         z = tree.to_linkage()
         assert z.shape == (tree.n_leaves - 1, 4) and z.dtype == np.float64
@@ -226,3 +233,26 @@ def test_flat_trellis_on_affinities():
     assert f.log_z >= f.map_log_energy
     with pytest.raises(ValueError):
         tl.flat_trellis(np.ones((2, 3)))
+
+
+def test_the_stub_lists_every_public_name_and_member():
+    import ast
+
+    import trellis_lab._trellis_lab as ext
+
+    stub = ast.parse((pathlib.Path(tl.__file__).parent / "_trellis_lab.pyi").read_text())
+    declared = {}
+    for node in stub.body:
+        if isinstance(node, ast.ClassDef):
+            declared[node.name] = {
+                n.name for n in node.body if isinstance(n, ast.FunctionDef)
+            }
+        elif isinstance(node, ast.FunctionDef):
+            declared[node.name] = None
+    public = {n for n in dir(ext) if not n.startswith("_")}
+    assert public == set(declared) == set(tl.__all__)
+    for name, members in declared.items():
+        if members is None:
+            continue
+        real = {m for m in dir(getattr(ext, name)) if not m.startswith("_")}
+        assert real == {m for m in members if not m.startswith("_")}, name
