@@ -20,27 +20,89 @@ pub struct CatalogEntry {
     pub file: String,
     /// The paper item it reproduces.
     pub reproduces: String,
+    /// The key of the paper it reproduces (none for the board, which runs every paper's methods).
+    #[serde(default)]
+    pub paper: Option<String>,
     /// Its run time on 2 cores once built.
     pub time: String,
 }
 
-#[derive(Deserialize)]
+/// A reproduced paper, cited once in the catalog.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct Catalog {
-    config: Vec<CatalogEntry>,
+pub struct Paper {
+    /// The key configs name it by.
+    pub key: String,
+    /// Authors, venue and year in a few words.
+    pub short: String,
+    /// The full citation: authors, title, venue, year.
+    pub citation: String,
 }
 
-/// Reads a catalog file.
+/// `experiments/catalog.toml`: every config and every reproduced paper.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    /// One entry per config.
+    pub config: Vec<CatalogEntry>,
+    /// The papers.
+    #[serde(default)]
+    pub paper: Vec<Paper>,
+}
+
+impl Catalog {
+    /// Parses a catalog; `what` names it in errors. Every config's paper key must be a paper's.
+    pub fn parse(text: &str, what: &str) -> Result<Catalog> {
+        let c: Catalog = toml::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{what} is not a valid catalog: {}",
+                config::one_line(&e.to_string())
+            )
+        })?;
+        for e in &c.config {
+            if let Some(k) = &e.paper {
+                if !c.paper.iter().any(|p| &p.key == k) {
+                    anyhow::bail!(
+                        "{what}: {} names paper {k:?}, which no [[paper]] entry has; add it or fix the key",
+                        e.file
+                    );
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// The catalog built into the program.
+    pub fn builtin() -> &'static Catalog {
+        static CATALOG: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        CATALOG.get_or_init(|| {
+            Catalog::parse(
+                include_str!("../../experiments/catalog.toml"),
+                "experiments/catalog.toml",
+            )
+            .expect("the built-in catalog is valid (tested)")
+        })
+    }
+
+    /// The entry of the config whose file stem is `name` (a shipped config's experiment name),
+    /// with its paper.
+    pub fn entry(&self, name: &str) -> Option<(&CatalogEntry, Option<&Paper>)> {
+        let e = self
+            .config
+            .iter()
+            .find(|e| e.file.strip_suffix(".toml") == Some(name))?;
+        let paper = e
+            .paper
+            .as_ref()
+            .and_then(|k| self.paper.iter().find(|p| &p.key == k));
+        Some((e, paper))
+    }
+}
+
+/// Reads a catalog file's config entries.
 pub fn read_catalog(path: &Path) -> Result<Vec<CatalogEntry>> {
     let text = staging::read_small(path, 1 << 20)?;
-    let c: Catalog = toml::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is not a valid catalog: {}",
-            path.display(),
-            config::one_line(&e.to_string())
-        )
-    })?;
-    Ok(c.config)
+    Ok(Catalog::parse(&text, &path.display().to_string())?.config)
 }
 
 /// The state of a config's result.
@@ -204,6 +266,31 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_catalog_is_the_file_and_cites_every_paper() {
+        let c = Catalog::builtin();
+        let file = read_catalog(&crate_dir().join("experiments/catalog.toml")).unwrap();
+        assert_eq!(c.config, file);
+        assert_eq!(c.paper.len(), 4);
+        let (e, p) = c.entry("jets").unwrap();
+        assert!(e.reproduces.contains("Table 1"));
+        assert!(p.unwrap().citation.contains("AISTATS"));
+        assert!(c.entry("board").unwrap().1.is_none());
+        assert!(c.entry("my_own").is_none());
+        // Every paper is cited by some config, and a bad key is refused.
+        for p in &c.paper {
+            assert!(
+                c.config.iter().any(|e| e.paper.as_deref() == Some(&p.key)),
+                "{}",
+                p.key
+            );
+        }
+        let bad =
+            "[[config]]\nfile = \"a.toml\"\nreproduces = \"x\"\npaper = \"nope\"\ntime = \"1 s\"\n";
+        let e = Catalog::parse(bad, "t").unwrap_err().to_string();
+        assert!(e.contains("\"nope\"") && e.contains("a.toml"), "{e}");
+    }
+
+    #[test]
     fn the_catalog_names_every_config_once_and_nothing_else() {
         let catalog = read_catalog(&crate_dir().join("experiments/catalog.toml")).unwrap();
         let mut seen = std::collections::BTreeSet::new();
@@ -244,6 +331,7 @@ mod tests {
         let catalog = vec![CatalogEntry {
             file: "jets_smoke.toml".into(),
             reproduces: "smoke".into(),
+            paper: None,
             time: "1 s".into(),
         }];
         let reg = Registry::builtin();

@@ -1,5 +1,6 @@
-//! The index page, `RESULTS_ROOT/index.html`: one row per subfolder (kind, checks, figures, run
-//! time, finish time), the boards' leaderboards linked first.
+//! The index page, `RESULTS_ROOT/index.html`: one row per subfolder (the paper item a shipped
+//! config reproduces, kind, checks, figures, run time, finish time), the boards' leaderboards
+//! linked first, and the reproduced papers cited once.
 
 use super::folder::{kind_of, Checks, Entry, Folder, PAGES_DIR};
 use super::html::{encode_path, escape, link};
@@ -61,6 +62,11 @@ pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
         });
     }
     b.push_str("</tbody>\n</table>\n");
+    b.push_str("<h2>Reproduced papers</h2>\n<ul class=\"papers\">\n");
+    for p in &crate::experiment::list::Catalog::builtin().paper {
+        b.push_str(&format!("<li>{}</li>\n", escape(&p.citation)));
+    }
+    b.push_str("</ul>\n");
     document("trellis-lab results", &b, ctx)
 }
 
@@ -81,6 +87,18 @@ fn index_row(f: &Folder) -> String {
         })
         .unwrap_or_default();
     let mut name = link(&page, &f.name);
+    let exp_name = m
+        .and_then(|m| m.pointer("/config/experiment/name"))
+        .and_then(|v| v.as_str())
+        .unwrap_or(&f.name);
+    if let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) {
+        let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
+        name.push_str(&format!(
+            "<div class=\"muted\">{}{}</div>",
+            escape(&e.reproduces),
+            escape(&cite)
+        ));
+    }
     if let Err(e) = &f.manifest {
         name.push_str(&format!(
             "<div class=\"error\">manifest.json cannot be read: {}</div>",

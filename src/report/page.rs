@@ -108,6 +108,35 @@ fn about(kind: &str) -> Option<&'static str> {
         .map(|k| k.about())
 }
 
+/// Which paper item a run of a shipped config reproduces, with the paper's citation; for a run
+/// whose config differs from the shipped one, which keys differ (its numbers are then not the
+/// paper item's). Empty for other runs (your own data).
+pub fn reproduces(exp_name: &str, m: Option<&serde_json::Value>) -> String {
+    let Some((entry, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
+        return String::new();
+    };
+    let mut b = format!(
+        "<p class=\"cite\">Reproduces: {}",
+        escape(&entry.reproduces)
+    );
+    if let Some(p) = paper {
+        b.push_str(&format!(" &mdash; {}", escape(&p.citation)));
+    }
+    b.push_str("</p>\n");
+    let differs = m
+        .and_then(|m| m.get("config"))
+        .and_then(|c| crate::experiment::references::differences(exp_name, c))
+        .unwrap_or_default();
+    if !differs.is_empty() {
+        b.push_str(&format!(
+            "<p class=\"muted\">This run's config differs from configs/{} in {}: these results are not that paper item's.</p>\n",
+            escape(&entry.file),
+            escape(&differs.join(", "))
+        ));
+    }
+    b
+}
+
 /// The page of one results folder.
 pub fn folder_page(f: &Folder, ctx: &Context) -> String {
     let m = f.manifest.as_ref().ok();
@@ -139,6 +168,7 @@ pub fn folder_page(f: &Folder, ctx: &Context) -> String {
         ));
     }
     b.push_str("</p>\n");
+    b.push_str(&reproduces(exp_name, m));
     if exp_name != f.name {
         b.push_str(&format!(
             "<p class=\"muted\">results folder {}</p>\n",
@@ -399,4 +429,44 @@ fn outputs_section(f: &Folder, m: Option<&Value>) -> String {
     }
     b.push_str("</tbody>\n</table>\n");
     b
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_shipped_configs_page_cites_its_paper_item_and_says_when_the_config_differs() {
+        let (_, text) = crate::experiment::references::CONFIGS
+            .iter()
+            .find(|(n, _)| *n == "jets")
+            .unwrap();
+        let reg = crate::experiment::Registry::builtin();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let cfg = crate::experiment::config::parse_in(&reg, text, &dir).unwrap();
+        let same = serde_json::json!({ "config": cfg.value });
+        let p = super::reproduces("jets", Some(&same));
+        assert!(
+            p.contains("Reproduces: Cluster Trellis paper: Table 1"),
+            "{p}"
+        );
+        assert!(
+            p.contains("Greenberg") && p.contains("AISTATS") && p.contains("2021"),
+            "{p}"
+        );
+        assert!(!p.contains("differs"), "{p}");
+        let changed = text.replace("seed = 20211130", "seed = 7");
+        let cfg = crate::experiment::config::parse_in(&reg, &changed, &dir).unwrap();
+        let other = serde_json::json!({ "config": cfg.value });
+        let p = super::reproduces("jets", Some(&other));
+        assert!(
+            p.contains("differs from configs/jets.toml in experiment.seed"),
+            "{p}"
+        );
+        // The board runs every paper's methods: its item, no single citation.
+        let p = super::reproduces("board", None);
+        assert!(
+            p.contains("Reproduces: the board") && !p.contains("&mdash;"),
+            "{p}"
+        );
+        assert_eq!(super::reproduces("my_own_data", None), "");
+    }
 }
