@@ -36,7 +36,8 @@ pub(super) fn title_band(title: &str) -> u32 {
 }
 
 /// Draws `title` (if any) centred in the title band at the top of `area`,
-/// shrunk to fit its width, and returns the band's height.
+/// shrunk to fit its width less a margin of 48 pixels on each side (so a long
+/// title never runs to the edge), and returns the band's height.
 pub(super) fn draw_title<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -44,7 +45,7 @@ pub(super) fn draw_title<DB: DrawingBackend>(
     let w = f64::from(area.dim_in_pixel().0);
     let band = f64::from(title_band(title));
     if !title.is_empty() {
-        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, w - 40.0);
+        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, w - 96.0);
         Label::new(title, size).draw(area, pt(w / 2.0, band / 2.0))?;
     }
     Ok(band)
