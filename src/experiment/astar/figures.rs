@@ -1,7 +1,7 @@
 //! The astar charts, drawn from `astar.parquet`, `times.parquet` and the config alone.
 
 use super::AstarConfig;
-use crate::experiment::chart::{save_chart, LineChart, LineSeries};
+use crate::experiment::chart::{save_chart, LineChart, LineOptions, LineSeries};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::Result;
@@ -10,6 +10,23 @@ use std::path::Path;
 
 /// Issue 14's time budget per jet, in seconds.
 const ISSUE_SECONDS: f64 = 600.0;
+
+/// Gaps smaller than this times |exact MAP| are rounding, drawn as 0 (and the chart says so).
+pub const GAP_ROUNDING: f64 = 1e-12;
+
+/// A time budget is drawn as a line only if it is at most this many times the slowest
+/// median shown; a higher one would squash the data into the bottom of the log axis, so the
+/// title states it instead.
+const BUDGET_DRAWN_WITHIN: f64 = 20.0;
+
+/// `gap` with |gap| < [`GAP_ROUNDING`]·|scale| replaced by 0 (values without a finite scale
+/// are kept).
+pub fn round_gap(gap: f64, scale: Option<f64>) -> f64 {
+    match scale {
+        Some(s) if s.is_finite() && gap.abs() < GAP_ROUNDING * s.abs() => 0.0,
+        _ => gap,
+    }
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -67,6 +84,10 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         "budget {} s, {} GiB per jet",
         cfg.astar.max_seconds, cfg.astar.max_gib
     );
+    // Labelled x ticks only at the N that have jets.
+    let ticks = || LineOptions {
+        x_ticks: Some(by_n(&n, &cert).keys().map(|&n| n as f64).collect()),
+    };
     save_chart(
         &out.join("astar_certified"),
         1000,
@@ -77,7 +98,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                 series("A* (H_G bound)", certified.clone(), false, true),
                 series(
                     &format!(
-                        "A* or MAP-only trellis (N <= {})",
+                        "A* or MAP-only trellis (N ≤ {})",
                         cfg.astar.map_trellis_max_leaves
                     ),
                     exact,
@@ -99,7 +120,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             y_label: "share of jets with a certified MAP".into(),
             log_y: false,
             integer_x: true,
-        },
+        }
+        .with(ticks()),
     )?;
 
     let tt = results.table("times")?;
@@ -129,34 +151,70 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         time_series.push(series(label, pts, false, true));
     }
     let xs: Vec<f64> = by_n(&n, &cert).keys().map(|&n| n as f64).collect();
-    time_series.push(series(
+    // Budgets far above every median are stated in the title rather than drawn to scale.
+    let slowest = time_series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let mut not_drawn = Vec::new();
+    let mut budget_line = |name: &str, short: String, seconds: f64| {
+        if seconds <= BUDGET_DRAWN_WITHIN * slowest {
+            time_series.push(series(
+                name,
+                xs.iter().map(|&x| (x, seconds)).collect(),
+                true,
+                false,
+            ));
+        } else {
+            not_drawn.push(short);
+        }
+    };
+    budget_line(
         "A*'s time budget",
-        xs.iter().map(|&x| (x, cfg.astar.max_seconds)).collect(),
-        true,
-        false,
-    ));
+        format!("A*'s budget {} s", cfg.astar.max_seconds),
+        cfg.astar.max_seconds,
+    );
     if cfg.astar.max_seconds != ISSUE_SECONDS {
-        time_series.push(series(
+        budget_line(
             "the issue's 10 minutes per jet",
-            xs.iter().map(|&x| (x, ISSUE_SECONDS)).collect(),
-            true,
-            false,
-        ));
+            "the issue's 600 s".into(),
+            ISSUE_SECONDS,
+        );
     }
+    let title = if not_drawn.is_empty() {
+        "Exact MAP on Ginkgo jets: wall time per jet".to_owned()
+    } else {
+        format!(
+            "Exact MAP on Ginkgo jets: wall time per jet ({} per jet: off the scale)",
+            not_drawn.join(", ")
+        )
+    };
     save_chart(
         &out.join("astar_time"),
         1000,
         700,
         &LineChart {
             series: time_series,
-            title: "Exact MAP on Ginkgo jets: wall time per jet".into(),
+            title,
             x_label: "number of leaves N".into(),
             y_label: "wall time (s), log scale".into(),
             log_y: true,
             integer_x: true,
-        },
+        }
+        .with(ticks()),
     )?;
 
+    // Gaps below rounding (relative to the exact MAP where known, else to the found tree's
+    // log-likelihood) are 0: nothing beats the exact MAP.
+    let ll = f64_column(&t, "log_likelihood")?;
+    let exact_map = f64_column(&t, "exact_map")?;
+    let scale = |i: usize| exact_map[i].filter(|v| v.is_finite()).or(ll[i]);
+    let gap: Vec<Option<f64>> = gap
+        .iter()
+        .enumerate()
+        .map(|(i, g)| g.map(|g| round_gap(g, scale(i))))
+        .collect();
     let gaps = by_n(&n, &gap);
     let pts = |f: &dyn Fn(&mut Vec<f64>) -> f64| -> Vec<(f64, f64)> {
         gaps.iter()
@@ -165,12 +223,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     // Where the exact MAP is known, how much of the gap is the upper bound's looseness.
     let ub = f64_column(&t, "upper_bound")?;
-    let exact_map = f64_column(&t, "exact_map")?;
     let slack: Vec<Option<f64>> = ub
         .iter()
         .zip(&exact_map)
-        .map(|(u, e)| Some(u.zip(*e).map_or(f64::NAN, |(u, e)| u - e)).filter(|v| v.is_finite()))
+        .map(|(u, e)| {
+            Some(u.zip(*e).map_or(f64::NAN, |(u, e)| round_gap(u - e, Some(e))))
+                .filter(|v| v.is_finite())
+        })
         .collect();
+    let all_zero = gap.iter().chain(&slack).flatten().all(|&v| v == 0.0);
     let slack: Vec<(f64, f64)> = by_n(&n, &slack)
         .into_iter()
         .map(|(n, mut v)| (n as f64, median(&mut v)))
@@ -181,26 +242,31 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         700,
         &LineChart {
             series: vec![
-                series("median over jets", pts(&|v| median(v)), false, true),
+                series("UB − LB (A*'s tree), median", pts(&|v| median(v)), false, true),
                 series(
-                    "largest",
+                    "UB − LB, largest",
                     pts(&|v| v.iter().copied().fold(f64::NAN, f64::max)),
                     true,
                     true,
                 ),
                 series(
-                    "upper bound − exact MAP (trellis), median",
+                    "UB − exact MAP (A* or trellis), median",
                     slack,
                     false,
                     true,
                 ),
             ],
-            title: format!("A* on Ginkgo jets: certified bound gap ({budget})"),
+            title: if all_zero {
+                format!("A* on Ginkgo jets: certified bound gap ({budget}): 0 on every jet")
+            } else {
+                format!("A* on Ginkgo jets: certified bound gap ({budget})")
+            },
             x_label: "number of leaves N".into(),
-            y_label: "upper bound − log-likelihood (nats)".into(),
+            y_label: "bound gap (nats; below 1e−12·|MAP| shown as 0)".into(),
             log_y: false,
             integer_x: true,
-        },
+        }
+        .with(ticks()),
     )?;
     Ok(())
 }

@@ -63,3 +63,18 @@ fn bad_sections_are_one_line_errors_naming_the_key() {
         assert!(err.contains(&want), "{body:?}: {err}");
     }
 }
+
+#[test]
+fn gaps_below_rounding_are_zero_and_larger_ones_kept() {
+    use super::figures::{round_gap, GAP_ROUNDING};
+    let map = -87.09313301961576;
+    // Noise of a few ulps either side of 0 (what summing in another order gives) is 0 ...
+    assert_eq!(round_gap(-1.4e-14, Some(map)), 0.0);
+    assert_eq!(round_gap(2.8e-14, Some(map)), 0.0);
+    // ... a gap just above the tolerance, or without a scale, is kept as it is.
+    let big = 2.0 * GAP_ROUNDING * map.abs();
+    assert_eq!(round_gap(big, Some(map)), big);
+    assert_eq!(round_gap(-big, Some(map)), -big);
+    assert_eq!(round_gap(1e-15, None), 1e-15);
+    assert_eq!(round_gap(1e-15, Some(f64::NAN)), 1e-15);
+}

@@ -167,6 +167,21 @@ impl TickAxis {
         }
     }
 
+    /// This axis with labelled ticks at exactly those of `ticks` inside its range (finite,
+    /// sorted, without repeats) and no minor ticks.
+    pub(super) fn with_ticks(mut self, ticks: &[f64]) -> Self {
+        let mut major: Vec<f64> = ticks
+            .iter()
+            .copied()
+            .filter(|t| t.is_finite() && *t >= self.lo && *t <= self.hi)
+            .collect();
+        major.sort_by(f64::total_cmp);
+        major.dedup();
+        self.major = major;
+        self.minor.clear();
+        self
+    }
+
     /// A log axis over `10^lo..10^hi` (arguments in decades) with at most
     /// `max_ticks` labelled ticks, at powers of ten where the range spans at
     /// least one, else at 1, 2 and 5 times powers of ten.

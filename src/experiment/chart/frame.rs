@@ -36,7 +36,8 @@ pub(super) fn title_band(title: &str) -> u32 {
 }
 
 /// Draws `title` (if any) centred in the title band at the top of `area`,
-/// shrunk to fit its width, and returns the band's height.
+/// shrunk to fit its width less a margin of 48 pixels on each side (so a long
+/// title never runs to the edge), and returns the band's height.
 pub(super) fn draw_title<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -44,7 +45,7 @@ pub(super) fn draw_title<DB: DrawingBackend>(
     let w = f64::from(area.dim_in_pixel().0);
     let band = f64::from(title_band(title));
     if !title.is_empty() {
-        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, w - 40.0);
+        let size = fit_font_size(&[title], TITLE_SIZE, 12.0, w - 96.0);
         Label::new(title, size).draw(area, pt(w / 2.0, band / 2.0))?;
     }
     Ok(band)
@@ -143,11 +144,19 @@ fn layout_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     title: &str,
     (x_range, integer_x): ((f64, f64), bool),
+    x_ticks: Option<&[f64]>,
     y_axis: &TickAxis,
     legend: &Legend,
     obstacles: impl Fn(&TickChart<'a, DB>) -> Vec<(f64, f64)>,
 ) -> Result<Layout<'a, DB>> {
-    let x_axis = TickAxis::linear_x(area, x_range, integer_x, y_axis, 0.0);
+    let make_x_axis = |reserved: f64| {
+        let axis = TickAxis::linear_x(area, x_range, integer_x, y_axis, reserved);
+        match x_ticks {
+            Some(ticks) => axis.with_ticks(ticks),
+            None => axis,
+        }
+    };
+    let x_axis = make_x_axis(0.0);
     let chart = build_chart(area, title, &x_axis, y_axis, (0.0, 0.0))?;
     if legend.entries.is_empty() {
         return Ok(Layout {
@@ -170,7 +179,7 @@ fn layout_chart<'a, DB: DrawingBackend>(
     let (px0, py0, px1, py1) = plot_rect(area, &chart);
     if px1 - px0 - lw - 16.0 >= 0.5 * w {
         let right = lw + 16.0;
-        let x_axis = TickAxis::linear_x(area, x_range, integer_x, y_axis, right);
+        let x_axis = make_x_axis(right);
         let chart = build_chart(area, title, &x_axis, y_axis, (right, 0.0))?;
         let (_, py0, px1, _) = plot_rect(area, &chart);
         return Ok(Layout {
@@ -209,11 +218,27 @@ pub(super) fn draw_axis_chart<'a, DB: DrawingBackend>(
     obstacles: impl Fn(&TickChart<'a, DB>) -> Vec<(f64, f64)>,
     draw_data: impl FnOnce(PxRect, &dyn Fn(f64, f64) -> (f64, f64)) -> Result<()>,
 ) -> Result<()> {
+    draw_axis_chart_ticks(area, texts, x, None, y_axis, legend, obstacles, draw_data)
+}
+
+/// [`draw_axis_chart`] with labelled x ticks at exactly `x_ticks` (those inside the x range;
+/// no minor ticks) when given, e.g. only at the N that have data.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn draw_axis_chart_ticks<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    texts: &FrameTexts<'_>,
+    x: ((f64, f64), bool),
+    x_ticks: Option<&[f64]>,
+    y_axis: &TickAxis,
+    legend: &Legend,
+    obstacles: impl Fn(&TickChart<'a, DB>) -> Vec<(f64, f64)>,
+    draw_data: impl FnOnce(PxRect, &dyn Fn(f64, f64) -> (f64, f64)) -> Result<()>,
+) -> Result<()> {
     let Layout {
         mut chart,
         x_axis,
         legend_pos,
-    } = layout_chart(area, texts.title, x, y_axis, legend, obstacles)?;
+    } = layout_chart(area, texts.title, x, x_ticks, y_axis, legend, obstacles)?;
     draw_mesh(area, &mut chart, &x_axis, y_axis)?;
     let plot = plot_rect(area, &chart);
     draw_data(plot, &to_pixels(area, &chart))?;

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use super::axis::{padded_range, TickAxis};
 use super::color::qualitative_color;
-use super::frame::{blank, draw_axis_chart, max_y_ticks, to_pixels, FrameTexts, TickChart};
+use super::frame::{blank, draw_axis_chart_ticks, max_y_ticks, to_pixels, FrameTexts, TickChart};
 use super::legend::{sample_segment, Legend, Swatch};
 use super::shapes::{draw_marker, polyline, Marker, MARKERS};
 use super::Chart;
@@ -48,7 +48,36 @@ pub struct LineChart {
     pub integer_x: bool,
 }
 
+/// Options of a [`LineChart`] beyond its fields; draw with [`LineChart::with`].
+#[derive(Debug, Clone, Default)]
+pub struct LineOptions {
+    /// Labelled x ticks at exactly these values (those inside the x range), with no minor
+    /// ticks, instead of evenly spaced ones: e.g. only at the sizes N that were measured.
+    pub x_ticks: Option<Vec<f64>>,
+}
+
+/// A [`LineChart`] drawn with [`LineOptions`] (see [`LineChart::with`]).
+#[derive(Debug, Clone)]
+pub struct LineChartWith<'c> {
+    chart: &'c LineChart,
+    options: LineOptions,
+}
+
+impl Chart for LineChartWith<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.chart.draw_with(area, &self.options)
+    }
+}
+
 impl LineChart {
+    /// This chart drawn with `options`, e.g. `save_chart(path, w, h, &chart.with(options))`.
+    pub fn with(&self, options: LineOptions) -> LineChartWith<'_> {
+        LineChartWith {
+            chart: self,
+            options,
+        }
+    }
+
     /// Drawable runs of each series, in axis units (log10 of y on a log axis).
     fn runs(&self) -> Vec<Vec<Vec<(f64, f64)>>> {
         self.series
@@ -82,6 +111,16 @@ impl LineChart {
 
 impl Chart for LineChart {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.draw_with(area, &LineOptions::default())
+    }
+}
+
+impl LineChart {
+    fn draw_with<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        options: &LineOptions,
+    ) -> Result<()> {
         blank(area)?;
         let runs = self.runs();
         let all = || runs.iter().flatten().flatten();
@@ -151,20 +190,30 @@ impl Chart for LineChart {
             y_label: &self.y_label,
         };
         let x = (x_range, self.integer_x);
-        draw_axis_chart(area, &texts, x, &y_axis, &legend, obstacles, |_, px| {
-            for ((s, runs), &(color, marker)) in self.series.iter().zip(&runs).zip(&styles) {
-                for run in runs {
-                    let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
-                    polyline(area, &pts, color.stroke_width(2), s.dashed)?;
-                    if let Some(m) = marker {
-                        for &p in &pts {
-                            draw_marker(area, m, p, 4.5, color.to_rgba())?;
+        let x_ticks = options.x_ticks.as_deref();
+        draw_axis_chart_ticks(
+            area,
+            &texts,
+            x,
+            x_ticks,
+            &y_axis,
+            &legend,
+            obstacles,
+            |_, px| {
+                for ((s, runs), &(color, marker)) in self.series.iter().zip(&runs).zip(&styles) {
+                    for run in runs {
+                        let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
+                        polyline(area, &pts, color.stroke_width(2), s.dashed)?;
+                        if let Some(m) = marker {
+                            for &p in &pts {
+                                draw_marker(area, m, p, 4.5, color.to_rgba())?;
+                            }
                         }
                     }
                 }
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
     }
 }
 
@@ -236,6 +285,36 @@ mod tests {
         let (png, svg) = save_chart(&dir.join("linear"), 900, 700, &linear).unwrap();
         let svg = check_outputs(&dir, &png, &svg);
         assert!(svg.contains("\u{d7}10"), "scientific tick labels missing");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn explicit_x_ticks_label_only_those_values() {
+        let dir = temp_dir("lines-ticks");
+        let chart = LineChart {
+            series: vec![LineSeries {
+                name: "measured".into(),
+                points: vec![(8.0, 1.0), (10.0, 2.0), (12.0, 4.0)],
+                dashed: false,
+                markers: true,
+            }],
+            integer_x: true,
+            ..Default::default()
+        };
+        let tick_labels = |svg: &str| -> Vec<u32> {
+            (7..=13)
+                .filter(|n| svg.contains(&format!(">\n{n}\n<")))
+                .collect()
+        };
+        let (_, svg) = save_chart(&dir.join("even"), 900, 600, &chart).unwrap();
+        let even = tick_labels(&std::fs::read_to_string(svg).unwrap());
+        assert!(even.contains(&9) && even.contains(&11), "{even:?}");
+        let options = LineOptions {
+            x_ticks: Some(vec![12.0, 8.0, 10.0, 40.0]),
+        };
+        let (png, svg) = save_chart(&dir.join("ticks"), 900, 600, &chart.with(options)).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_eq!(tick_labels(&svg), vec![8, 10, 12]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

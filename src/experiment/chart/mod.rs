@@ -91,7 +91,7 @@ pub use dot_range::{DotRangeChart, DotRangeRow};
 pub use format::{format_number, format_number_exact, format_sig3, format_tick};
 pub use graph_trees::GraphAndTreesChart;
 pub use heatmap::HeatmapChart;
-pub use line::{LineChart, LineSeries};
+pub use line::{LineChart, LineChartWith, LineOptions, LineSeries};
 pub use pairwise_diff::PairwiseDiffTable;
 pub use posterior_mass::PosteriorMassChart;
 pub use quality_time::{QualityTimeChart, QualityTimePoint};

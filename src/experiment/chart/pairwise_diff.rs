@@ -19,7 +19,11 @@ use super::Chart;
 /// the Cluster Trellis paper: cell `(i, j)` shows "mean ± std" of (row `i`
 /// minus column `j`) log-likelihood, its background coloured by the mean on a
 /// diverging scale (white at 0, blue where the row is higher, red where it is
-/// lower) explained by a colour key. `None` cells are drawn grey and empty.
+/// lower) explained by a colour key. `None` cells are drawn grey and empty; rows and columns
+/// without any finite mean are left out (e.g. the last row and the first column of an upper
+/// triangle). The key spans only the signs that occur: 0 to the largest mean when none is
+/// negative (the white-to-blue half of the scale), the smallest mean to 0 when none is
+/// positive, and symmetric about 0 otherwise.
 #[derive(Debug, Clone, Default)]
 pub struct PairwiseDiffTable {
     /// Row and column labels (the methods), in order.
@@ -67,17 +71,29 @@ impl Chart for PairwiseDiffTable {
         let margin = 30.0;
         let grey_text = RGBColor(70, 70, 70);
 
-        let texts: Vec<Vec<Option<String>>> = (0..n)
-            .map(|i| (0..n).map(|j| self.cell_text(i, j)).collect())
+        // The rows and columns shown: those with at least one finite mean.
+        let shown = |has: &dyn Fn(usize) -> bool| (0..n).filter(|&k| has(k)).collect::<Vec<_>>();
+        let rows = shown(&|i| (0..n).any(|j| self.cell(i, j).0.is_some()));
+        let cols = shown(&|j| (0..n).any(|i| self.cell(i, j).0.is_some()));
+        let (nr, nc) = (rows.len(), cols.len());
+        let texts: Vec<Vec<Option<String>>> = rows
+            .iter()
+            .map(|&i| cols.iter().map(|&j| self.cell_text(i, j)).collect())
             .collect();
-        let max_abs = (0..n)
-            .flat_map(|i| (0..n).map(move |j| (i, j)))
-            .filter_map(|(i, j)| self.cell(i, j).0)
-            .fold(0.0f64, |a, m| a.max(m.abs()));
+        let means = || {
+            rows.iter()
+                .flat_map(|&i| cols.iter().map(move |&j| (i, j)))
+                .filter_map(|(i, j)| self.cell(i, j).0)
+        };
+        let max_abs = means().fold(0.0f64, |a, m| a.max(m.abs()));
+        // The key's range in units of max_abs: only the signs that occur.
+        let key_lo = if means().any(|m| m < 0.0) { -1.0 } else { 0.0 };
+        let key_hi = if means().any(|m| m > 0.0) { 1.0 } else { 0.0 };
 
         // Widths: shrink all fonts together until the table fits, wrapping long
         // labels onto two lines; then hand out the spare width.
-        let labels: Vec<&str> = self.labels.iter().map(String::as_str).collect();
+        let label = |k: usize| self.labels[k].as_str();
+        let labels: Vec<&str> = rows.iter().chain(&cols).map(|&k| label(k)).collect();
         let corner_text = "row \u{2212} column";
         let cell_strings: Vec<&str> = texts
             .iter()
@@ -110,13 +126,13 @@ impl Chart for PairwiseDiffTable {
                 .max(1.15 * widest(&labels, label_size, true) + 16.0);
             let head_min = 1.15 * widest(&labels, label_size, true).max(corner_w) + 30.0;
             let head_single = 1.15 * widest(&labels, label_size, false).max(corner_w) + 30.0;
-            let spare = avail_w - col_w * n as f64;
+            let spare = avail_w - col_w * nc as f64;
             if spare >= head_min || scale <= 0.45 {
                 let head_w = head_single.min(spare).max(head_min);
-                let col_w = if n == 0 {
+                let col_w = if nc == 0 {
                     0.0
                 } else {
-                    ((avail_w - head_w) / n as f64)
+                    ((avail_w - head_w) / nc as f64)
                         .min(300.0)
                         .min(col_w + 90.0)
                         .max(col_w)
@@ -125,7 +141,7 @@ impl Chart for PairwiseDiffTable {
             }
             scale -= 0.05;
         };
-        let table_w = head_w + col_w * n as f64;
+        let table_w = head_w + col_w * nc as f64;
 
         // Vertical layout: title, table, colour key, caption; the block is centred.
         let title_h = if self.title.is_empty() {
@@ -140,8 +156,8 @@ impl Chart for PairwiseDiffTable {
             CAPTION_SIZE * 1.8
         };
         let avail = h - 2.0 * margin - title_h - key_h - caption_h - 24.0;
-        let row_h = (avail / (n as f64 + 1.0)).clamp(2.2 * label_size, 72.0);
-        let table_h = row_h * (n as f64 + 1.0);
+        let row_h = (avail / (nr as f64 + 1.0)).clamp(2.2 * label_size, 72.0);
+        let table_h = row_h * (nr as f64 + 1.0);
         let block_h = title_h + 12.0 + table_h + 12.0 + key_h + caption_h;
         let top = ((h - block_h) / 2.0).max(margin * 0.5);
         let x0 = (w - table_w) / 2.0;
@@ -174,18 +190,32 @@ impl Chart for PairwiseDiffTable {
         Label::new(corner_text, corner_size)
             .color(grey_text)
             .draw(area, pt(x0 + head_w / 2.0, y0 + row_h / 2.0))?;
-        for (k, l) in labels.iter().enumerate() {
+        for (k, &j) in cols.iter().enumerate() {
             let col_center = pt(col_x(k) + col_w / 2.0, y0 + row_h / 2.0);
-            draw_lines(area, l, label_size, (col_w - 16.0) / 1.15, col_center)?;
+            draw_lines(
+                area,
+                label(j),
+                label_size,
+                (col_w - 16.0) / 1.15,
+                col_center,
+            )?;
+        }
+        for (k, &i) in rows.iter().enumerate() {
             let row_center = pt(x0 + head_w / 2.0, row_y(k) + row_h / 2.0);
-            draw_lines(area, l, label_size, (head_w - 30.0) / 1.15, row_center)?;
+            draw_lines(
+                area,
+                label(i),
+                label_size,
+                (head_w - 30.0) / 1.15,
+                row_center,
+            )?;
         }
 
         // Data cells.
-        for (i, row) in texts.iter().enumerate() {
-            for (j, text) in row.iter().enumerate() {
+        for (i, (row, &ri)) in texts.iter().zip(&rows).enumerate() {
+            for (j, (text, &cj)) in row.iter().zip(&cols).enumerate() {
                 let (xa, ya) = (col_x(j), row_y(i));
-                let bg = match (self.cell(i, j).0, text) {
+                let bg = match (self.cell(ri, cj).0, text) {
                     (Some(m), Some(_)) if max_abs > 0.0 => diverging(0.75 * m / max_abs),
                     (Some(_), Some(_)) => WHITE,
                     _ => empty_bg,
@@ -202,23 +232,29 @@ impl Chart for PairwiseDiffTable {
         // Grid: thin lines between cells, heavy ones around the headers and the frame.
         let thin = RGBColor(190, 190, 190).stroke_width(1);
         let heavy = RGBColor(60, 60, 60).stroke_width(2);
-        for k in 1..=n {
+        for k in 1..=nr {
             let style = if k == 1 { heavy } else { thin };
             let y = row_y(k - 1);
             line(area, (x0, y), (x0 + table_w, y), style)?;
+        }
+        for k in 1..=nc {
+            let style = if k == 1 { heavy } else { thin };
             let x = col_x(k - 1);
             line(area, (x, y0), (x, y0 + table_h), style)?;
         }
         fill_rect(area, (x0, y0), (x0 + table_w, y0 + table_h), heavy)?;
 
-        // Colour key: a gradient bar from -max to +max.
+        // Colour key: a gradient bar over the signs that occur (-max..+max, 0..+max or -max..0).
         let mut y = y0 + table_h + 12.0;
         if key_h > 0.0 {
-            let bar_w = (0.36 * w).min(table_w);
+            let bar_w = (0.36 * w * (key_hi - key_lo) / 2.0)
+                .max(0.24 * w)
+                .min(table_w);
             let (bx0, by0, bh) = (cx - bar_w / 2.0, y + 10.0, 16.0);
+            let at = |t: f64| bx0 + bar_w * (t - key_lo) / (key_hi - key_lo);
             let steps = 120;
             for s in 0..steps {
-                let t = -1.0 + 2.0 * (f64::from(s) + 0.5) / f64::from(steps);
+                let t = key_lo + (key_hi - key_lo) * (f64::from(s) + 0.5) / f64::from(steps);
                 let xa = bx0 + bar_w * f64::from(s) / f64::from(steps);
                 let xb = bx0 + bar_w * f64::from(s + 1) / f64::from(steps);
                 fill_rect(
@@ -241,16 +277,21 @@ impl Chart for PairwiseDiffTable {
                     .draw(area, pt(x, y))
             };
             let ty = by0 + bh + 16.0;
-            key(&format_number(-max_abs, 2), bx0, ty, HPos::Center)?;
-            key("0", cx, ty, HPos::Center)?;
-            key(
-                &format!("+{}", format_number(max_abs, 2)),
-                bx0 + bar_w,
-                ty,
-                HPos::Center,
-            )?;
-            key("row lower", bx0 - 14.0, by0 + bh / 2.0, HPos::Right)?;
-            key("row higher", bx0 + bar_w + 14.0, by0 + bh / 2.0, HPos::Left)?;
+            if key_lo < 0.0 {
+                key(&format_number(-max_abs, 2), at(-1.0), ty, HPos::Center)?;
+            }
+            key("0", at(0.0), ty, HPos::Center)?;
+            if key_hi > 0.0 {
+                let top = format!("+{}", format_number(max_abs, 2));
+                key(&top, at(1.0), ty, HPos::Center)?;
+            }
+            let (left, right) = match (key_lo < 0.0, key_hi > 0.0) {
+                (true, true) => ("row lower", "row higher"),
+                (true, false) => ("row lower", "equal"),
+                _ => ("equal", "row higher"),
+            };
+            key(left, bx0 - 14.0, by0 + bh / 2.0, HPos::Right)?;
+            key(right, bx0 + bar_w + 14.0, by0 + bh / 2.0, HPos::Left)?;
             y += key_h;
         }
 
@@ -302,6 +343,39 @@ mod tests {
             svg.contains("0.2000 ± 0.5000"),
             "cell text missing from SVG"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Occurrences of `text` as a whole SVG text element.
+    fn count(svg: &str, text: &str) -> usize {
+        svg.matches(&format!(">\n{text}\n<")).count()
+    }
+
+    #[test]
+    fn empty_rows_and_columns_are_left_out_and_the_key_fits_the_signs() {
+        let dir = temp_dir("table-trim");
+        // All differences positive: Truth (last) has no row, Trellis (first) no column, and
+        // the key runs from 0 to the largest mean only.
+        let (png, svg) = save_chart(&dir.join("pos"), 800, 600, &sample_table()).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_eq!(count(&svg, "Truth"), 1, "Truth: a column only");
+        assert_eq!(count(&svg, "Trellis"), 1, "Trellis: a row only");
+        assert_eq!(count(&svg, "Greedy"), 2, "Greedy: a row and a column");
+        assert_eq!(count(&svg, "+1.20"), 1);
+        assert_eq!(
+            count(&svg, "\u{2212}1.20"),
+            0,
+            "no negative half in the key"
+        );
+        assert_eq!(count(&svg, "row lower"), 0);
+        // One negative difference: the symmetric key with both ends.
+        let mut mixed = sample_table();
+        mixed.mean[0][1] = Some(-0.4);
+        let (png, svg) = save_chart(&dir.join("mixed"), 800, 600, &mixed).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_eq!(count(&svg, "\u{2212}1.20"), 1);
+        assert_eq!(count(&svg, "+1.20"), 1);
+        assert_eq!(count(&svg, "row lower"), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -13,14 +13,20 @@ use super::frame::{
 use super::legend::{sample_segment, Legend, Swatch};
 use super::shapes::{draw_marker, fill_rect, line, polyline, pt, Marker, MARKERS, STEM_W};
 use super::text::{Label, TICK_SIZE};
-use super::Chart;
+use super::{plot_err, Chart};
 
 /// Exact posterior mass against log-likelihood compared with sampled
 /// frequencies (Figure 6 of the Cluster Trellis paper: exact posterior
 /// sampling). The exact mass is drawn as green stems with a tick on top, each
 /// sample set as markers (black circles, orange crosses, blue diamonds, ...),
-/// the truth tree's log-likelihood as a dashed red vertical line; the legend
-/// lists every series and goes into the plot region covering the least data.
+/// the truth tree's log-likelihood as a dashed red vertical line that stops
+/// above the data at its value (so the stem beneath it stays visible), ending in
+/// a red arrowhead; the MAP tree's stem, if `map` is given, is drawn in purple
+/// and labelled "MAP". The legend lists every series and goes into the plot
+/// region covering the least data. With `log_y` the probability axis is
+/// logarithmic, so the agreement shows for the least probable trees too; stems
+/// then rise from the axis's floor, and zero frequencies (which have no place on
+/// it) are counted in their set's legend entry.
 ///
 /// `exact` and each frequency vector are matched to `values` by index
 /// (entries beyond the shorter length are ignored); non-finite entries are
@@ -44,6 +50,10 @@ pub struct PosteriorMassChart {
     pub y_label: String,
     /// Legend name of the exact series, e.g. "exact posterior mass".
     pub exact_label: String,
+    /// Logarithmic probability axis (base 10).
+    pub log_y: bool,
+    /// Log-likelihood of the MAP tree, whose stem is drawn in its own colour, if given.
+    pub map: Option<f64>,
 }
 
 impl PosteriorMassChart {
@@ -85,7 +95,7 @@ impl PosteriorMassChart {
         }
     }
 
-    fn legend(&self, green: RGBColor, red: RGBColor) -> Legend {
+    fn legend(&self, (green, purple, red): (RGBColor, RGBColor, RGBColor)) -> Legend {
         let mut entries = Vec::new();
         if !self.exact.is_empty() {
             let name = if self.exact_label.is_empty() {
@@ -94,16 +104,27 @@ impl PosteriorMassChart {
                 &self.exact_label
             };
             entries.push((Swatch::Stem { color: green }, name.to_owned()));
+            if self.map.is_some_and(f64::is_finite) {
+                let name = format!("MAP tree, {name}");
+                entries.push((Swatch::Stem { color: purple }, name));
+            }
         }
-        for (k, (name, _)) in self.samples.iter().enumerate() {
+        for (k, (name, freqs)) in self.samples.iter().enumerate() {
             let (marker, color, alpha) = Self::sample_style(k);
+            // On a log axis, zero frequencies have no place: say how many.
+            let zeros = self.pairs(freqs).filter(|&(_, f)| f <= 0.0).count();
+            let name = if self.log_y && zeros > 0 {
+                format!("{name} ({zeros} at frequency 0, not shown)")
+            } else {
+                name.clone()
+            };
             entries.push((
                 Swatch::Marker {
                     marker,
                     color: color.mix(alpha.max(0.8)),
                     r: if marker == Marker::Cross { 4.0 } else { 4.5 },
                 },
-                name.clone(),
+                name,
             ));
         }
         if self.truth.is_some_and(f64::is_finite) {
@@ -117,15 +138,37 @@ impl PosteriorMassChart {
         }
         Legend { entries }
     }
+
+    /// A probability in axis units (log10 on a log axis; NaN where it has no place).
+    fn y(&self, p: f64) -> f64 {
+        match (self.log_y, p > 0.0) {
+            (false, _) => p.max(0.0),
+            (true, true) => p.log10(),
+            (true, false) => f64::NAN,
+        }
+    }
+
+    /// The highest probability drawn at the value `x` (exact mass or a frequency), if any.
+    fn top_at(&self, x: f64) -> Option<f64> {
+        let near = |v: f64| (v - x).abs() <= 1e-9 * x.abs().max(1.0);
+        self.pairs(&self.exact)
+            .chain(self.samples.iter().flat_map(|(_, f)| self.pairs(f)))
+            .filter(|&(v, p)| near(v) && self.y(p).is_finite())
+            .map(|(_, p)| p)
+            .reduce(f64::max)
+    }
 }
 
 impl Chart for PosteriorMassChart {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
         blank(area)?;
         let green = RGBColor(0, 150, 70);
+        let purple = RGBColor(118, 42, 131);
         let red = RGBColor(215, 25, 28);
         let truth = self.truth.filter(|t| t.is_finite());
+        let map = self.map.filter(|m| m.is_finite());
         let truth_text = Label::new("truth", TICK_SIZE).color(red);
+        let map_text = Label::new("MAP", TICK_SIZE).color(purple);
 
         let xs = self
             .values
@@ -134,28 +177,53 @@ impl Chart for PosteriorMassChart {
             .filter(|v| v.is_finite())
             .chain(truth);
         let x_range = padded_range(xs, 0.04);
-        let y_max = self
-            .pairs(&self.exact)
-            .chain(self.samples.iter().flat_map(|(_, f)| self.pairs(f)))
-            .map(|p| p.1)
-            .fold(0.0, f64::max);
-        let y_max = if y_max > 0.0 { y_max } else { 1.0 };
-        let y_axis = TickAxis::linear(0.0, 1.1 * y_max, max_y_ticks(area, &self.title, 8), false);
+        let ys = || {
+            self.pairs(&self.exact)
+                .chain(self.samples.iter().flat_map(|(_, f)| self.pairs(f)))
+                .map(|p| self.y(p.1))
+                .filter(|y| y.is_finite())
+        };
+        let max_ticks = max_y_ticks(area, &self.title, 8);
+        let y_axis = if self.log_y {
+            let lo = ys().fold(f64::INFINITY, f64::min);
+            let hi = ys().fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = if lo <= hi { (lo, hi) } else { (-1.0, 0.0) };
+            // Room above the largest mass for the truth label and arrow.
+            TickAxis::log10(lo - 0.2, hi + 0.45, max_ticks)
+        } else {
+            let y_max = ys().fold(0.0, f64::max);
+            let y_max = if y_max > 0.0 { y_max } else { 1.0 };
+            TickAxis::linear(0.0, 1.1 * y_max, max_ticks, false)
+        };
+        let floor = y_axis.lo;
 
-        let legend = self.legend(green, red);
+        let legend = self.legend((green, purple, red));
+        // The truth line: from the top of the plot down to just above the data at its value.
+        let truth_end = |px: &dyn Fn(f64, f64) -> (f64, f64), t: f64, (_, py0, _, py1): PxRect| {
+            self.top_at(t)
+                .map_or(py1, |p| px(t, self.y(p)).1 - 12.0)
+                .max(py0)
+        };
         let obstacles = |chart: &TickChart<'_, DB>| {
             let px = to_pixels(area, chart);
             let plot = plot_rect(area, chart);
             let mut obstacles = Vec::new();
             for (x, m) in self.pairs(&self.exact) {
-                sample_segment(px(x, 0.0), px(x, m.max(0.0)), &mut obstacles);
+                let y = self.y(m);
+                if y.is_finite() {
+                    sample_segment(px(x, floor), px(x, y), &mut obstacles);
+                }
             }
             for (_, freqs) in &self.samples {
-                obstacles.extend(self.pairs(freqs).map(|(x, f)| px(x, f)));
+                obstacles.extend(
+                    self.pairs(freqs)
+                        .filter(|&(_, f)| self.y(f).is_finite())
+                        .map(|(x, f)| px(x, self.y(f))),
+                );
             }
             if let Some(t) = truth {
-                let (sx, _) = px(t, 0.0);
-                sample_segment((sx, plot.1), (sx, plot.3), &mut obstacles);
+                let (sx, _) = px(t, floor);
+                sample_segment((sx, plot.1), (sx, truth_end(&px, t, plot)), &mut obstacles);
                 let ((_, ty), _, (lx0, lx1)) = Self::truth_label(sx, plot, &truth_text);
                 sample_segment((lx0, ty), (lx1, ty), &mut obstacles);
             }
@@ -168,23 +236,33 @@ impl Chart for PosteriorMassChart {
         };
         let x = (x_range, false);
         draw_axis_chart(area, &texts, x, &y_axis, &legend, obstacles, |plot, px| {
-            let (px0, py0, px1, py1) = plot;
+            let (px0, py0, px1, _) = plot;
             // Marker size from the typical spacing of the values.
             let spacing = (px1 - px0) / self.values.len().max(1) as f64;
             let r = (0.5 * spacing).clamp(3.0, 4.5);
+            let is_map = |x: f64| map.is_some_and(|m| (x - m).abs() <= 1e-9 * m.abs().max(1.0));
 
             // Exact mass: stems with a short horizontal tick on top, wider than
-            // the sample markers so it stays visible beside them.
+            // the sample markers so it stays visible beside them; the MAP's in purple.
+            let mut map_top = None;
             for (x, m) in self.pairs(&self.exact) {
-                let (sx, top) = px(x, m.max(0.0));
-                let (_, bottom) = px(x, 0.0);
-                line(area, (sx, bottom), (sx, top), green.stroke_width(STEM_W))?;
+                let y = self.y(m);
+                if !y.is_finite() {
+                    continue;
+                }
+                let (sx, top) = px(x, y);
+                let (_, bottom) = px(x, floor);
+                let color = if is_map(x) { purple } else { green };
+                line(area, (sx, bottom), (sx, top), color.stroke_width(STEM_W))?;
                 fill_rect(
                     area,
                     (sx - r - 2.0, top - 1.0),
                     (sx + r + 2.0, top + 1.0),
-                    green.filled(),
+                    color.filled(),
                 )?;
+                if is_map(x) {
+                    map_top = Some((sx, top));
+                }
             }
             // Sample frequencies; crosses are smaller than circles so both show
             // where they coincide.
@@ -192,13 +270,43 @@ impl Chart for PosteriorMassChart {
                 let (marker, color, alpha) = Self::sample_style(k);
                 let rk = if marker == Marker::Cross { 0.8 * r } else { r };
                 for (x, f) in self.pairs(freqs) {
-                    draw_marker(area, marker, px(x, f), rk, color.mix(alpha))?;
+                    let y = self.y(f);
+                    if y.is_finite() {
+                        draw_marker(area, marker, px(x, y), rk, color.mix(alpha))?;
+                    }
                 }
             }
-            // Truth line with a label at its top.
+            // "MAP" beside its stem's top, on the side with room (the MAP is the largest value).
+            if let Some((sx, top)) = map_top {
+                let (hpos, lx) = if sx - px0 > map_text.width() + r + 12.0 {
+                    (HPos::Right, sx - r - 8.0)
+                } else {
+                    (HPos::Left, sx + r + 8.0)
+                };
+                map_text
+                    .clone()
+                    .anchor(hpos, VPos::Center)
+                    .draw(area, pt(lx, top + 0.5 * map_text.cap_height() + 6.0))?;
+            }
+            // Truth line with a label at its top, stopping above the data with an arrowhead.
             if let Some(t) = truth {
-                let (sx, _) = px(t, 0.0);
-                polyline(area, &[(sx, py0), (sx, py1)], red.stroke_width(2), true)?;
+                let (sx, _) = px(t, floor);
+                let end = truth_end(px, t, plot);
+                polyline(
+                    area,
+                    &[(sx, py0), (sx, end - 6.0)],
+                    red.stroke_width(2),
+                    true,
+                )?;
+                area.draw(&Polygon::new(
+                    vec![
+                        pt(sx - 5.0, end - 8.0),
+                        pt(sx + 5.0, end - 8.0),
+                        pt(sx, end),
+                    ],
+                    red.filled(),
+                ))
+                .map_err(plot_err)?;
                 let (at, hpos, _) = Self::truth_label(sx, plot, &truth_text);
                 truth_text
                     .clone()
@@ -245,6 +353,8 @@ mod tests {
             x_label: "log-likelihood".into(),
             y_label: "posterior probability".into(),
             exact_label: "exact posterior mass".into(),
+            log_y: false,
+            map: None,
         }
     }
 
@@ -267,6 +377,39 @@ mod tests {
     }
 
     #[test]
+    fn log_axis_marks_the_map_and_counts_zero_frequencies() {
+        let dir = temp_dir("posterior-log");
+        let mut chart = sample_posterior();
+        chart.log_y = true;
+        chart.map = chart.values.last().copied();
+        chart.samples[1].1[0] = 0.0;
+        chart.samples[1].1[3] = 0.0;
+        let (png, svg) = save_chart_default(&dir.join("fig6log"), &chart).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_svg_has(
+            &svg,
+            &[
+                "MAP tree, exact posterior mass",
+                "reference sampler, 20,000 draws (2 at frequency 0, not shown)",
+                ">\nMAP\n<",
+                ">\ntruth\n<",
+            ],
+        );
+        // The trellis sampler has no zero frequency, so its legend entry is unchanged.
+        assert!(svg.contains(">\ntrellis sampler, 100,000 draws\n<"));
+        // The smallest mass (about 1e-7) is on the axis: a power of ten labels its decade or
+        // the next one.
+        let min = chart.exact.iter().copied().fold(f64::INFINITY, f64::min);
+        let decade = min.log10().floor() as i32;
+        let exponent = |e: i32| format!(">\n\u{2212}{}\n<", -e);
+        assert!(
+            svg.contains(&exponent(decade)) || svg.contains(&exponent(decade + 1)),
+            "no tick near 10^{decade}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn degenerate_posterior_charts_do_not_fail() {
         let dir = temp_dir("degenerate-posterior");
         save_chart(&dir.join("p0"), 400, 300, &PosteriorMassChart::default()).unwrap();
@@ -275,6 +418,8 @@ mod tests {
             exact: vec![0.5, 0.5],
             samples: vec![("s".into(), vec![0.0, 1.0, f64::INFINITY, 7.0])],
             truth: Some(f64::NAN),
+            log_y: true,
+            map: Some(-1.0),
             ..Default::default()
         };
         save_chart(&dir.join("p1"), 300, 200, &odd).unwrap();

@@ -54,7 +54,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         // Generated jets: the config's range and seed; a user's file: the range found in it.
         let about = if cfg.jets.source == super::DataSource::Generate {
             let (lo, hi) = cfg.jets.leaf_range();
-            format!("with {lo}..={hi} leaves (seed {seed})")
+            format!("with {lo}\u{2013}{hi} leaves (seed {seed})")
         } else {
             let n = u64_column(&jets, "n_leaves")?;
             let (lo, hi) = (n.iter().flatten().min(), n.iter().flatten().max());
@@ -63,7 +63,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             let leaves = if lo == hi {
                 format!("{lo}")
             } else {
-                format!("{lo} to {hi}")
+                format!("{lo}\u{2013}{hi}")
             };
             format!(
                 "of {} with {leaves} leaves",
@@ -73,9 +73,20 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         let (title, paper_text) = match paper3 {
             [Some(a), Some(b), Some(c)] => (
                 "Table 1: log-likelihood difference, row − column",
-                format!(". Paper: trellis − beam {a:.4}, trellis − greedy {b:.4}, beam − greedy {c:.4}"),
+                format!(
+                    ". Paper: trellis − beam {a:.4}, trellis − greedy {b:.4}, beam − greedy {c:.4}"
+                ),
             ),
             _ => ("Log-likelihood difference, row − column", String::new()),
+        };
+        // Without generator trees (a user's file) there is no Truth row or column: say why.
+        let truth_mean = (0..t1.height())
+            .find(|&i| kind[i] == "mean" && row[i] == Method::Truth.name())
+            .and_then(|i| mean[i]);
+        let no_truth = if truth_mean.is_some_and(f64::is_finite) {
+            ""
+        } else {
+            "; no generator (truth) trees in the input"
         };
         let chart = PairwiseDiffTable {
             labels: methods.iter().map(|m| m.display().to_string()).collect(),
@@ -83,7 +94,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             std: std_m,
             title: title.into(),
             caption: format!(
-                "mean ± std over {n_jets} jets {about}{paper_text}{}",
+                "mean ± std over {n_jets} jets {about}{no_truth}{paper_text}{}",
                 crate::experiment::dropped::caption_suffix(results)
             ),
         };

@@ -77,8 +77,10 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             need("chi2_by_tree_p_value")?
         ),
         x_label: "log-likelihood of the tree".into(),
-        y_label: "posterior probability".into(),
+        y_label: "posterior probability (log scale)".into(),
         exact_label: "exact posterior mass".into(),
+        log_y: true,
+        map: get("map_log_likelihood"),
     };
     save_chart(&out.join("fig6_posterior_sampling"), 1100, 750, &chart)?;
     Ok(())

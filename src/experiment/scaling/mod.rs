@@ -6,8 +6,10 @@
 //! `n_jets` and no leaf range: the sizes come from `[scaling]`), `[scaling]`
 //! ([`ScalingSection`]) and optionally `[methods]`, of which only `max_exact_leaves` applies.
 //! Outputs: `scaling.parquet` (one row per N: timings, memory and the exact numbers) and
-//! `scaling.png/.svg`. The timings differ from run to run; [`Experiment::measures`] reads only
-//! the exact numbers.
+//! `scaling.png/.svg`. Both trellises are built once untimed on the first jet before any timing
+//! (a warm-up: a cold process's first build is many times slower), then `repeats` timed builds
+//! per N and method give the fastest. The timings differ from run to run;
+//! [`Experiment::measures`] reads only the exact numbers.
 
 mod figures;
 mod run;
@@ -53,7 +55,8 @@ pub struct ScalingSection {
     /// Step between sizes (default 1).
     #[serde(default = "one")]
     pub step: usize,
-    /// Timed runs per N; the fastest is reported (default 1).
+    /// Timed runs per N and method, after one untimed warm-up build on the first N; the fastest
+    /// is reported (default 1).
     #[serde(default = "one")]
     pub repeats: usize,
 }
@@ -68,7 +71,9 @@ fn one() -> usize {
 impl ScalingSection {
     /// The sizes measured: `n_min..=n_max` by `step`.
     pub fn sizes(&self) -> Vec<usize> {
-        (self.n_min..=self.n_max).step_by(self.step.max(1)).collect()
+        (self.n_min..=self.n_max)
+            .step_by(self.step.max(1))
+            .collect()
     }
 }
 

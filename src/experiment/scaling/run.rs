@@ -50,7 +50,10 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// Builds `repeats` times, freeing each result before the next build: the fastest wall time,
 /// the peak resident memory of the last build, and its result.
-fn best_of<T>(repeats: usize, mut build: impl FnMut() -> Result<T>) -> Result<(f64, Option<u64>, T)> {
+fn best_of<T>(
+    repeats: usize,
+    mut build: impl FnMut() -> Result<T>,
+) -> Result<(f64, Option<u64>, T)> {
     let (mut best, mut peak, mut last) = (f64::INFINITY, None, None);
     for _ in 0..repeats {
         drop(last.take()); // free the previous tables before the next run
@@ -71,7 +74,9 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
     let params = cfg.jets.generator_params();
     let max_tries = cfg.jets.max_tries.unwrap_or(DEFAULT_MAX_TRIES);
     let sizes = sc.sizes();
+    let limit = cfg.methods.max_exact_leaves;
     let mut rows: Vec<Row> = Vec::new();
+    let mut warmed_up = false;
     let pb = crate::experiment::progress_bar(sizes.len() as u64, "sizes");
     for &n in &sizes {
         let ds = generate_dataset(
@@ -85,12 +90,18 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
         )
         .with_context(|| format!("generating a jet with {n} leaves"))?;
         let m = ds.jets[0].model()?;
+        // Warm-up: both trellises are built once, untimed, on the first (smallest) jet, so the
+        // first timing is not that of a cold process (thread pool start, first allocations,
+        // caches), which made N = 6 look 40 times slower than N = 7 with `repeats = 1`.
+        if !warmed_up {
+            drop(FullTrellis::build_with_limit(&m, limit)?);
+            drop(MapTrellis::build_with_limit(&m, limit)?);
+            warmed_up = true;
+        }
         // The build alone is timed, so the trellis is built directly rather than through
         // `Method::Trellis` (which also extracts and prints the MAP tree).
-        let limit = cfg.methods.max_exact_leaves;
-        let (best, peak, t) = best_of(sc.repeats, || {
-            Ok(FullTrellis::build_with_limit(&m, limit)?)
-        })?;
+        let (best, peak, t) =
+            best_of(sc.repeats, || Ok(FullTrellis::build_with_limit(&m, limit)?))?;
         let (log_z, map, n_finite, entropy) = (
             t.log_partition(),
             t.map_log_likelihood(),
@@ -99,9 +110,8 @@ pub fn run(cfg: &ScalingConfig, ctx: &mut RunContext) -> Result<()> {
         );
         drop(t);
         // The same jet's MAP alone, by the MAP-only trellis, timed the same way.
-        let (map_best, map_peak, mt) = best_of(sc.repeats, || {
-            Ok(MapTrellis::build_with_limit(&m, limit)?)
-        })?;
+        let (map_best, map_peak, mt) =
+            best_of(sc.repeats, || Ok(MapTrellis::build_with_limit(&m, limit)?))?;
         rows.push(Row {
             n,
             seconds: best,
