@@ -85,7 +85,9 @@ use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
 
 pub use axis::padded_range;
-pub use color::{category_colors, diverging, qualitative_color, text_color_on, viridis};
+pub use color::{
+    category_colors, distinct_color, diverging, qualitative_color, text_color_on, viridis,
+};
 pub use dendrogram::{DendrogramChart, DendrogramPanel};
 pub use dot_range::{DotRangeChart, DotRangeRow};
 pub use format::{format_number, format_number_exact, format_sig3, format_tick};

@@ -159,6 +159,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         annotate: true,
         highlight: groups.clone(),
         marked: Vec::new(),
+        reversed: false,
     };
     save_chart(&out.join("fig4_affinities"), 1100, 950, &fig4)?;
     let fig5 = HeatmapChart {
@@ -173,6 +174,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         annotate: true,
         highlight: groups,
         marked: Vec::new(),
+        reversed: false,
     };
     save_chart(&out.join("fig5_marginals"), 1100, 950, &fig5)?;
     Ok(())
