@@ -98,6 +98,7 @@ pub use pairwise_diff::PairwiseDiffTable;
 pub use posterior_mass::PosteriorMassChart;
 pub use quality_time::{QualityTimeChart, QualityTimePoint};
 pub use save::{save_chart, save_chart_default, DEFAULT_HEIGHT, DEFAULT_WIDTH};
+pub use scatter::ClassScatter;
 pub use scatter::ScatterByCategory;
 pub use text::{
     ensure_fonts, fit_font_size, text_style, Label, CAPTION_SIZE, FONT, LABEL_SIZE, TICK_SIZE,
