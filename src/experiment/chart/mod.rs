@@ -89,6 +89,7 @@ pub use color::{
     category_colors, distinct_color, diverging, qualitative_color, text_color_on, viridis,
 };
 pub use dendrogram::{DendrogramChart, DendrogramPanel};
+pub use dot_range::StripChart;
 pub use dot_range::{DotRangeChart, DotRangeRow};
 pub use format::{format_number, format_number_exact, format_sig3, format_tick};
 pub use graph_trees::GraphAndTreesChart;
