@@ -1,17 +1,25 @@
 //! The board's figures, from `board.parquet` alone: a heatmap per metric (methods × datasets,
-//! best per column outlined), a quality-vs-time scatter per dataset, and `leaderboard.md`.
+//! best per column outlined), a quality-vs-time scatter per dataset, and `leaderboard.md`
+//! ([`super::leaderboard`]).
 //!
-//! Summaries per (dataset, method) over the instances where the method ran:
+//! Heatmap cells per (dataset, method) over the instances where the method ran:
 //! - bounded scores (dendrogram purity, subtree score, ARI AUC): the mean;
-//! - energies, Dasgupta's cost, log posterior and posterior rank: the mean *place* among the
-//!   methods on each instance (1 = best; ties share the better place), which compares
-//!   datasets of different scales and copes with `-inf` (a tree the likelihood forbids).
+//! - energies, Dasgupta's cost and wall time: the mean *place* among the methods on each
+//!   instance (1 = best; ties share the better place), which compares datasets of different
+//!   scales and copes with `-inf` (a tree the likelihood forbids);
+//! - posterior rank: log10 of the median rank among all trees (0 = the MAP).
 //!
-//! The leaderboard also gives each energy's mean (over instances where it is finite, with the
-//! count of forbidden trees) and the median posterior rank (`≥` when counting hit the cap).
-
+//! Every heatmap shows better as brighter (viridis yellow; the scale is reversed where lower is
+//! better) with the better end at the top of its colour bar, which says "better →". The log
+//! posterior gets no heatmap: per instance it orders the trees as the energy does, so its
+//! places would repeat the energy's heatmap. Every method has one colour in every time chart
+//! ([`method_color`]).
 use super::run::{dataset_energies, higher_is_better, rows, Row};
-use crate::experiment::chart::{save_chart_default, HeatmapChart, QualityTimeChart, QualityTimePoint};
+use crate::experiment::chart::{
+    distinct_color, save_chart, save_chart_default, HeatmapChart, QualityTimeChart,
+    QualityTimePoint,
+};
+use plotters::style::RGBColor;
 use crate::experiment::kind::Results;
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,17 +32,34 @@ const TRUTH: &str = "truth";
 const BOUNDED: [&str; 3] = ["dendrogram_purity", "subtree_score", "ari_auc"];
 
 /// Metrics summarised by mean place among methods.
-const PLACED: [&str; 6] = [
-    "ginkgo_log_likelihood",
-    "hcc_energy",
-    "dasgupta_cost",
-    "log_posterior",
-    "posterior_rank",
-    "seconds",
-];
+const PLACED: [&str; 4] = ["ginkgo_log_likelihood", "hcc_energy", "dasgupta_cost", "seconds"];
+
+/// The posterior rank's heatmap shows log10 of the median rank.
+const RANK: &str = "posterior_rank";
+
+/// Height of a heatmap; its width follows the number of datasets ([`heatmap_width`]).
+const HEATMAP_HEIGHT: u32 = 750;
+
+/// Width of a heatmap of `cols` datasets: room for the method names, the cells and the colour
+/// bar, without wide empty margins when there are few columns.
+fn heatmap_width(cols: usize) -> u32 {
+    (440 + 62 * cols as u32).clamp(520, 1000)
+}
+
+/// The fixed colour of a method in every board chart (its place in [`BoardMethod::ALL`], in a
+/// palette of 14 distinct colours).
+///
+/// [`BoardMethod::ALL`]: super::methods::BoardMethod::ALL
+pub(super) fn method_color(name: &str) -> RGBColor {
+    let k = super::methods::BoardMethod::ALL
+        .iter()
+        .position(|m| m.name() == name)
+        .unwrap_or(super::methods::BoardMethod::ALL.len());
+    distinct_color(k)
+}
 
 /// A metric's words in charts.
-fn words(metric: &str) -> &str {
+pub(super) fn words(metric: &str) -> &str {
     match metric {
         "ginkgo_log_likelihood" => "Ginkgo log-likelihood",
         "hcc_energy" => "HCC energy",
@@ -100,7 +125,17 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Summary table of `metric`: `(dataset, method) -> value`.
 fn summary<'a>(rows: &'a [Row], metric: &str) -> BTreeMap<(&'a str, &'a str), f64> {
-    if BOUNDED.contains(&metric) {
+    if metric == RANK {
+        let mut per: BTreeMap<(&str, &str), Vec<f64>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.metric == metric) {
+            per.entry((&r.dataset, &r.method))
+                .or_default()
+                .push(r.value);
+        }
+        per.into_iter()
+            .map(|(k, mut v)| (k, super::leaderboard::median(&mut v).log10()))
+            .collect()
+    } else if BOUNDED.contains(&metric) {
         let mut per: BTreeMap<(&str, &str), Vec<f64>> = BTreeMap::new();
         for r in rows.iter().filter(|r| r.metric == metric) {
             per.entry((&r.dataset, &r.method))
@@ -122,7 +157,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let datasets: Vec<String> = results.fact("datasets")?;
     let methods: Vec<String> = results.fact("methods")?;
     let present: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
-    for metric in BOUNDED.iter().chain(&PLACED) {
+    for metric in BOUNDED.iter().chain(&PLACED).chain(&[RANK]) {
         if *metric != "seconds" && !present.contains(metric) {
             continue;
         }
@@ -165,39 +200,50 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                 }
             }
         }
+        let (title, color_label) = if bounded {
+            (
+                format!("Board: mean {} (outlined: best)", words(metric)),
+                format!("mean {} (better →)", words(metric)),
+            )
+        } else if *metric == RANK {
+            (
+                "Board: median rank among all trees, log10 (0 = MAP)".to_string(),
+                "log10 median rank (better →)".to_string(),
+            )
+        } else {
+            (
+                format!("Board: {}, mean place (outlined: best)", words(metric)),
+                "mean place, 1 = best (better →)".to_string(),
+            )
+        };
         let chart = HeatmapChart {
-            title: if bounded {
-                format!("Board: mean {} (outlined: best per dataset)", words(metric))
-            } else {
-                format!(
-                    "Board: {} — mean place among methods (1 = best; outlined: best)",
-                    words(metric)
-                )
-            },
+            title,
             matrix,
             row_labels: meths.iter().map(|m| display(m)).collect(),
             col_labels: cols.iter().map(|d| d.to_string()).collect(),
-            color_label: if bounded {
-                format!("mean {}", words(metric))
-            } else {
-                "mean place (1 = best)".into()
-            },
+            color_label,
             diverging: false,
             value_range: None,
             annotate: true,
             highlight: Vec::new(),
             marked,
+            reversed: !bounded,
         };
-        save_chart_default(&out.join(format!("heatmap_{metric}")), &chart)?;
+        save_chart(
+            &out.join(format!("heatmap_{metric}")),
+            heatmap_width(cols.len()),
+            HEATMAP_HEIGHT,
+            &chart,
+        )?;
     }
     draw_time(&rows, &datasets, &methods, out)?;
     super::dendrograms::draw(results, out)?;
-    let md = leaderboard(&rows, &datasets, &methods);
+    let md = super::leaderboard::leaderboard(&rows, &datasets, &methods);
     crate::experiment::safe_fs::write_atomic(&out.join("leaderboard.md"), md)?;
     Ok(())
 }
 
-fn display(name: &str) -> String {
+pub(super) fn display(name: &str) -> String {
     super::methods::BoardMethod::from_name(name)
         .map(|m| m.display().to_string())
         .unwrap_or_else(|| name.to_string())
@@ -238,6 +284,7 @@ fn draw_time(rows: &[Row], datasets: &[String], methods: &[String], out: &Path) 
                     seconds: mean(s),
                     quality: *q,
                     color_index: k,
+                    color: Some(method_color(m)),
                 });
             }
         }
@@ -255,141 +302,4 @@ fn draw_time(rows: &[Row], datasets: &[String], methods: &[String], out: &Path) 
     Ok(())
 }
 
-/// `leaderboard.md`: per metric, a Markdown table of datasets × methods.
-fn leaderboard(rows: &[Row], datasets: &[String], methods: &[String]) -> String {
-    let mut md = String::from(
-        "# Leaderboard\n\nEvery method on every dataset (`trellis-lab run configs/board.toml`). Cells: mean over the instances where the method ran; **bold** = best in the column; `–` = the method does not apply. Energies: mean over instances with a finite value, and `(k forbidden)` when the likelihood forbids k of the method's trees (`-inf`). Ranks: the median posterior rank among all trees (exact; `≥` when counting stopped at the cap). Times: mean wall seconds of the method alone.\n",
-    );
-    let present: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
-    let order = [
-        "ginkgo_log_likelihood",
-        "hcc_energy",
-        "dasgupta_cost",
-        "log_posterior",
-        "posterior_rank",
-        "dendrogram_purity",
-        "subtree_score",
-        "ari_auc",
-        "seconds",
-    ];
-    for metric in order {
-        if metric != "seconds" && !present.contains(metric) {
-            continue;
-        }
-        let cols: Vec<&String> = datasets
-            .iter()
-            .filter(|d| {
-                rows.iter()
-                    .any(|r| &r.dataset == *d && (r.metric == metric || metric == "seconds"))
-            })
-            .collect();
-        let better_high = higher_is_better(metric) && metric != "seconds";
-        md.push_str(&format!(
-            "\n## {} ({} is better)\n\n| method | {} |\n|---|{}\n",
-            words(metric),
-            if better_high { "higher" } else { "lower" },
-            cols.iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .join(" | "),
-            "---|".repeat(cols.len())
-        ));
-        // (dataset, method) -> (sort value, text)
-        let mut cells: BTreeMap<(&str, &str), (f64, String)> = BTreeMap::new();
-        for d in &cols {
-            for m in methods.iter().filter(|m| metric != "seconds" || *m != TRUTH) {
-                let vals: Vec<&Row> = rows
-                    .iter()
-                    .filter(|r| &r.dataset == *d && &r.method == m)
-                    .filter(|r| metric == "seconds" || r.metric == metric)
-                    .collect();
-                if vals.is_empty() {
-                    continue;
-                }
-                let cell = match metric {
-                    "seconds" => {
-                        let mut seen = BTreeSet::new();
-                        let s: Vec<f64> = vals
-                            .iter()
-                            .filter(|r| seen.insert(&r.instance))
-                            .map(|r| r.seconds)
-                            .collect();
-                        let v = mean(&s);
-                        (v, format!("{v:.3e}"))
-                    }
-                    "posterior_rank" => {
-                        let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
-                        v.sort_by(f64::total_cmp);
-                        let med = v[v.len() / 2];
-                        let capped = rows.iter().any(|r| {
-                            &r.dataset == *d
-                                && &r.method == m
-                                && r.metric == "posterior_rank_capped"
-                                && r.value > 0.0
-                        }) && med >= v[v.len() - 1];
-                        (med, format!("{}{}", if capped { "≥" } else { "" }, med))
-                    }
-                    _ => {
-                        let finite: Vec<f64> = vals
-                            .iter()
-                            .map(|r| r.value)
-                            .filter(|v| v.is_finite())
-                            .collect();
-                        let forbidden = vals.len() - finite.len();
-                        if finite.is_empty() {
-                            (f64::NAN, format!("−∞ ({forbidden} forbidden)"))
-                        } else {
-                            let v = mean(&finite);
-                            let text = if forbidden > 0 {
-                                format!("{v:.3} ({forbidden} forbidden)")
-                            } else {
-                                format!("{v:.3}")
-                            };
-                            // Forbidden trees rank below every finite mean.
-                            let sort = if forbidden > 0 { f64::NAN } else { v };
-                            (sort, text)
-                        }
-                    }
-                };
-                cells.insert((d.as_str(), m.as_str()), cell);
-            }
-        }
-        for m in methods {
-            if !cols
-                .iter()
-                .any(|d| cells.contains_key(&(d.as_str(), m.as_str())))
-            {
-                continue;
-            }
-            let mut line = format!("| {} |", display(m));
-            for d in &cols {
-                let best = cells
-                    .iter()
-                    .filter(|((dd, _), (v, _))| dd == d && v.is_finite())
-                    .map(|(_, (v, _))| *v)
-                    .fold(None::<f64>, |b, v| {
-                        Some(match b {
-                            None => v,
-                            Some(b) if better_high => b.max(v),
-                            Some(b) => b.min(v),
-                        })
-                    });
-                match cells.get(&(d.as_str(), m.as_str())) {
-                    Some((v, text)) if Some(*v) == best => {
-                        line.push_str(&format!(" **{}** |", escape(text)))
-                    }
-                    Some((_, text)) => line.push_str(&format!(" {} |", escape(text))),
-                    None => line.push_str(" – |"),
-                }
-            }
-            md.push_str(&line);
-            md.push('\n');
-        }
-    }
-    md
-}
 
-/// Markdown table cell text: pipes escaped.
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}

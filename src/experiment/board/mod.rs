@@ -25,8 +25,11 @@
 //!   the job seed it ran with.
 //! - `data_<dataset>.json` (jets, the `data/ginkgo_jets` schema) or `data_<dataset>.csv`
 //!   (points or similarity matrices, with labels): the data each method ran on.
-//! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined;
-//!   `time_<dataset>.png/.svg`: quality against wall time; `leaderboard.md`;
+//! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined, brighter =
+//!   better in every one (mean scores; mean place on energies, Dasgupta's cost and time; log10
+//!   median rank among all trees); `time_<dataset>.png/.svg`: quality against wall time, one
+//!   fixed colour per method; `leaderboard.md`: gaps to the exact MAP on the same instances,
+//!   true median ranks ([`leaderboard`]);
 //!   `tree_<dataset>_<method>.png/.svg`: each method's tree as a dendrogram, for datasets of one
 //!   instance of at most 64 points (a user's file).
 
@@ -37,6 +40,7 @@ mod dendrograms;
 mod export;
 pub mod energy;
 mod figures;
+mod leaderboard;
 pub mod methods;
 mod run;
 #[cfg(test)]

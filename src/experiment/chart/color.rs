@@ -114,6 +114,21 @@ pub fn qualitative_color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// A qualitative palette of 14 distinct colours for when categories need one
+/// fixed colour each beyond ten (e.g. a method across all of a kind's
+/// figures): the "Tableau 10" of [`qualitative_color`] followed by navy,
+/// black, magenta and dark teal; colour `i` repeats every 14.
+pub fn distinct_color(i: usize) -> RGBColor {
+    const EXTRA: [(u8, u8, u8); 4] = [(0, 0, 128), (0, 0, 0), (200, 0, 200), (0, 100, 100)];
+    match i % (10 + EXTRA.len()) {
+        k if k < 10 => qualitative_color(k),
+        k => {
+            let (r, g, b) = EXTRA[k - 10];
+            RGBColor(r, g, b)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +159,19 @@ mod tests {
         assert_eq!(diverging(-1.0), RGBColor(178, 24, 43));
         assert_eq!(diverging(2.0), RGBColor(33, 102, 172));
         assert_eq!(category_colors(6).len(), 6);
+    }
+
+    #[test]
+    fn distinct_colors_differ_for_fourteen_categories() {
+        let c: Vec<RGBColor> = (0..14).map(distinct_color).collect();
+        for i in 0..14 {
+            for j in 0..i {
+                let d = |a: u8, b: u8| (f64::from(a) - f64::from(b)).powi(2);
+                let dist = (d(c[i].0, c[j].0) + d(c[i].1, c[j].1) + d(c[i].2, c[j].2)).sqrt();
+                assert!(dist > 60.0, "colours {j} and {i} too close: {dist}");
+            }
+        }
+        assert_eq!(distinct_color(3), qualitative_color(3));
+        assert_eq!(distinct_color(14), distinct_color(0));
     }
 }

@@ -111,8 +111,51 @@ impl DotRangeChart {
     }
 }
 
+/// A [`DotRangeChart`] whose series `strip_series` has many values per row (e.g. one per
+/// graph): they are spread vertically across the row by a fixed, evenly spread jitter so that
+/// they do not overplot, over a box from the first to the third quartile with the median as a
+/// thick line (the range bar is the whiskers); the other series are drawn on the row's centre
+/// line, above them.
+#[derive(Debug, Clone, Default)]
+pub struct StripChart {
+    /// The rows, series, labels and ranges.
+    pub chart: DotRangeChart,
+    /// The series drawn as a jittered strip with a box.
+    pub strip_series: usize,
+}
+
+impl Chart for StripChart {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.chart.draw_with(area, Some(self.strip_series))
+    }
+}
+
+/// The `q`-quantile of sorted `v` (linear interpolation between order statistics).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let x = q * (v.len() - 1) as f64;
+    let (i, f) = (x.floor() as usize, x - x.floor());
+    v[i] + f * (v[(i + 1).min(v.len() - 1)] - v[i])
+}
+
+/// Vertical offset in `[-0.5, 0.5)` of the `k`-th strip point: the golden-ratio sequence,
+/// evenly spread for any count and the same on every redraw.
+fn jitter(k: usize) -> f64 {
+    (k as f64 * 0.618_033_988_749_895).fract() - 0.5
+}
+
 impl Chart for DotRangeChart {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.draw_with(area, None)
+    }
+}
+
+impl DotRangeChart {
+    /// Draws the chart; `strip` is the series drawn as a [`StripChart`] strip, if any.
+    fn draw_with<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        strip: Option<usize>,
+    ) -> Result<()> {
         blank(area)?;
         let (w, h) = area.dim_in_pixel();
         let (w, h) = (f64::from(w), f64::from(h));
@@ -250,12 +293,51 @@ impl Chart for DotRangeChart {
         };
         for (i, row) in self.rows.iter().enumerate() {
             let cy = py0 + row_h * (i as f64 + 0.5);
+            if let Some(st) = strip {
+                // The strip's box and its points, under the other series.
+                let mut v: Vec<f64> = row
+                    .points
+                    .iter()
+                    .filter(|p| p.0 == st && p.1.is_finite())
+                    .map(|p| p.1)
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                let half = (0.36 * row_h).max(3.0);
+                if v.len() >= 2 {
+                    let (q1, med, q3) = (quantile(&v, 0.25), quantile(&v, 0.5), quantile(&v, 0.75));
+                    let (xa, xb) = (x_of(q1).max(px0), x_of(q3).min(px1));
+                    let dark = RGBColor(60, 60, 60);
+                    fill_rect(area, (xa, cy - half), (xb, cy + half), WHITE.filled())?;
+                    fill_rect(area, (xa, cy - half), (xb, cy + half), dark.stroke_width(1))?;
+                    let xm = x_of(med);
+                    fill_rect(
+                        area,
+                        (xm - 1.5, cy - half),
+                        (xm + 1.5, cy + half),
+                        dark.filled(),
+                    )?;
+                }
+                let (marker, color) = Self::series_style(st);
+                let rs = (0.6 * r).max(2.5);
+                let strip_points = row.points.iter().filter(|p| p.0 == st);
+                for (k, &(_, v)) in strip_points.enumerate() {
+                    if v.is_finite() && inside(v) {
+                        let at = (x_of(v), cy + 1.6 * half * jitter(k));
+                        draw_marker(area, marker, at, rs + 1.0, WHITE.to_rgba())?;
+                        draw_marker(area, marker, at, rs, color.mix(0.85))?;
+                    }
+                }
+            }
             for &(s, v) in &row.points {
-                if !v.is_finite() || !inside(v) {
+                if !v.is_finite() || !inside(v) || Some(s) == strip {
                     continue;
                 }
                 let (marker, color) = Self::series_style(s);
-                let y = cy + (s as f64 - (n_series as f64 - 1.0) / 2.0) * nudge;
+                let y = if strip.is_some() {
+                    cy
+                } else {
+                    cy + (s as f64 - (n_series as f64 - 1.0) / 2.0) * nudge
+                };
                 if !matches!(marker, Marker::Cross | Marker::Plus) {
                     draw_marker(area, marker, (x_of(v), y), r + 1.5, WHITE.to_rgba())?;
                 }
@@ -339,6 +421,33 @@ mod tests {
                 "dendrogram purity",
             ],
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn strip_points_spread_over_the_row_and_the_quartiles_interpolate() {
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.5);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.25), 2.0);
+        let offsets: Vec<f64> = (0..50).map(jitter).collect();
+        assert!(offsets.iter().all(|o| (-0.5..0.5).contains(o)));
+        // Evenly spread: every tenth of the row holds some of 50 points.
+        for b in 0..10 {
+            let lo = -0.5 + 0.1 * b as f64;
+            assert!(offsets.iter().any(|o| (lo..lo + 0.1).contains(o)), "{b}");
+        }
+        let dir = temp_dir("strip");
+        let mut chart = sample_dot_range();
+        for (i, row) in chart.rows.iter_mut().enumerate() {
+            row.points
+                .extend((0..40).map(|k| (0, 0.3 + 0.01 * ((k * 7 + i) % 40) as f64)));
+        }
+        let strip = StripChart {
+            chart,
+            strip_series: 0,
+        };
+        let (png, svg) = save_chart(&dir.join("strip"), 1000, 600, &strip).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_svg_has(&svg, &["beam search", "dendrogram purity"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

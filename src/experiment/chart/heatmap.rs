@@ -51,6 +51,11 @@ pub struct HeatmapChart {
     /// Single cells `(row, col)` to outline thickly, e.g. the best value of each column;
     /// out-of-range cells are ignored.
     pub marked: Vec<(usize, usize)>,
+    /// Reverse the (non-diverging) colour scale: low values bright, high values dark, and the
+    /// colour bar drawn with low values on top. With this set where lower is better (a place,
+    /// a cost) and unset where higher is better, the better end is always bright and at the
+    /// top of the bar.
+    pub reversed: bool,
 }
 
 /// Colour of non-finite heatmap cells and their "n/a" key.
@@ -196,9 +201,16 @@ impl HeatmapChart {
     fn color(&self, v: f64, (lo, hi): (f64, f64)) -> RGBColor {
         if self.diverging {
             diverging(v / hi)
+        } else if self.reversed {
+            viridis((hi - v) / (hi - lo))
         } else {
             viridis((v - lo) / (hi - lo))
         }
+    }
+
+    /// Whether the colour bar runs from low values at the top to high at the bottom.
+    fn flipped_bar(&self) -> bool {
+        self.reversed && !self.diverging
     }
 
     /// Label of row (`row`) or column `k`.
@@ -452,7 +464,11 @@ impl Chart for HeatmapChart {
         for k in 0..steps {
             let f = |k: usize| k as f64 / steps as f64;
             let v = scale.0 + (scale.1 - scale.0) * (f(k) + 0.5 / steps as f64);
-            let (ya, yb) = (y1 - bar_h * f(k + 1), y1 - bar_h * f(k));
+            let (ya, yb) = if self.flipped_bar() {
+                (y0 + bar_h * f(k), y0 + bar_h * f(k + 1))
+            } else {
+                (y1 - bar_h * f(k + 1), y1 - bar_h * f(k))
+            };
             fill_rect(
                 area,
                 (bx0, ya),
@@ -462,7 +478,14 @@ impl Chart for HeatmapChart {
         }
         let dark = RGBColor(80, 80, 80);
         fill_rect(area, (bx0, y0), (bx1, y1), dark.stroke_width(1))?;
-        let y_of = |v: f64| y1 - (v - scale.0) / (scale.1 - scale.0) * bar_h;
+        let y_of = |v: f64| {
+            let f = (v - scale.0) / (scale.1 - scale.0);
+            if self.flipped_bar() {
+                y0 + f * bar_h
+            } else {
+                y1 - f * bar_h
+            }
+        };
         for &t in &ticks.major {
             let y = y_of(t);
             line(area, (bx1, y), (bx1 + 5.0, y), dark.stroke_width(1))?;
@@ -544,6 +567,7 @@ mod tests {
             annotate: true,
             highlight: vec![vec![0, 1, 2], vec![3, 4, 5, 6], vec![7, 8, 9, 10]],
             marked: vec![(0, 3), (5, 5), (99, 0)],
+            reversed: false,
         }
     }
 
@@ -575,6 +599,7 @@ mod tests {
             annotate: true,
             highlight: Vec::new(),
             marked: Vec::new(),
+            reversed: false,
         }
     }
 
@@ -621,6 +646,35 @@ mod tests {
             cols: (0, 1),
             block: false,
         }));
+    }
+
+    #[test]
+    fn a_reversed_scale_makes_low_values_bright_and_puts_them_on_top_of_the_bar() {
+        let chart = HeatmapChart {
+            matrix: vec![vec![1.0, 5.0]],
+            color_label: "place (better →)".into(),
+            reversed: true,
+            ..Default::default()
+        };
+        let scale = chart.scale();
+        assert_eq!(chart.color(1.0, scale), viridis(1.0));
+        assert_eq!(chart.color(5.0, scale), viridis(0.0));
+        assert!(chart.flipped_bar());
+        let plain = HeatmapChart {
+            reversed: false,
+            ..chart.clone()
+        };
+        assert_eq!(plain.color(1.0, scale), viridis(0.0));
+        assert!(!plain.flipped_bar());
+        let diverging = HeatmapChart {
+            diverging: true,
+            ..chart.clone()
+        };
+        assert!(!diverging.flipped_bar());
+        let dir = temp_dir("reversed-heatmap");
+        let (png, _) = save_chart(&dir.join("r"), 400, 300, &chart).unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 0);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -85,9 +85,13 @@ use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
 
 pub use axis::padded_range;
-pub use color::{category_colors, diverging, qualitative_color, text_color_on, viridis};
+pub use color::{
+    category_colors, distinct_color, diverging, qualitative_color, text_color_on, viridis,
+};
 pub use dendrogram::{DendrogramChart, DendrogramPanel};
+pub use dot_range::StripChart;
 pub use dot_range::{DotRangeChart, DotRangeRow};
+pub use format::format_seconds_pm;
 pub use format::{format_number, format_number_exact, format_sig3, format_tick};
 pub use graph_trees::GraphAndTreesChart;
 pub use heatmap::HeatmapChart;
@@ -96,6 +100,7 @@ pub use pairwise_diff::PairwiseDiffTable;
 pub use posterior_mass::PosteriorMassChart;
 pub use quality_time::{QualityTimeChart, QualityTimePoint};
 pub use save::{save_chart, save_chart_default, DEFAULT_HEIGHT, DEFAULT_WIDTH};
+pub use scatter::ClassScatter;
 pub use scatter::ScatterByCategory;
 pub use text::{
     ensure_fonts, fit_font_size, text_style, Label, CAPTION_SIZE, FONT, LABEL_SIZE, TICK_SIZE,

@@ -25,8 +25,18 @@ pub struct QualityTimePoint {
     pub seconds: f64,
     /// Quality score; points with a non-finite quality are skipped.
     pub quality: f64,
-    /// Colour of the point: [`qualitative_color`]`(color_index)`.
+    /// Colour of the point: [`qualitative_color`]`(color_index)`, unless `color` is set.
     pub color_index: usize,
+    /// A fixed colour for the point (overrides `color_index`), e.g. one per method across
+    /// several charts.
+    pub color: Option<RGBColor>,
+}
+
+impl QualityTimePoint {
+    fn fill(&self) -> RGBColor {
+        self.color
+            .unwrap_or_else(|| qualitative_color(self.color_index))
+    }
 }
 
 /// Quality (y, linear) against wall time (x, log10 scale) of methods, one
@@ -291,7 +301,7 @@ impl Chart for QualityTimeChart {
         let centers: Vec<(f64, f64)> = pts.iter().map(|p| px(p.0, p.1)).collect();
         for (&(x, y), p) in centers.iter().zip(&pts) {
             let c = pt(x, y);
-            let color = qualitative_color(p.2.color_index);
+            let color = p.2.fill();
             for style in [color.filled(), RGBColor(40, 40, 40).stroke_width(1)] {
                 area.draw(&Circle::new(c, R as u32, style))
                     .map_err(plot_err)?;
@@ -304,7 +314,7 @@ impl Chart for QualityTimeChart {
         let sizes: Vec<(f64, f64)> = labels.iter().map(|l| (l.width(), l.cap_height())).collect();
         let places = place_labels(&centers, &sizes, plot);
         for ((label, p), (at, h, v)) in labels.into_iter().zip(&pts).zip(places) {
-            let color = darker(qualitative_color(p.2.color_index));
+            let color = darker(p.2.fill());
             label.color(color).anchor(h, v).draw(area, pt(at.0, at.1))?;
         }
         if pts.is_empty() {
@@ -366,6 +376,7 @@ mod tests {
             seconds,
             quality,
             color_index,
+            color: None,
         }
     }
 

@@ -7,11 +7,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::axis::{padded_range, valid_range};
-use super::color::category_colors;
+use super::color::{category_colors, qualitative_color};
 use super::format::format_tick;
 use super::frame::{blank, desc_height, draw_frame_texts, origin, title_band, FrameTexts};
 use super::legend::{place_legend, sample_segment, Legend, Swatch};
-use super::shapes::{polyline, Marker};
+use super::shapes::{draw_marker, polyline, Marker, MARKERS};
 use super::text::{text_style, Label, TICK_SIZE};
 use super::{plot_err, Chart};
 
@@ -49,6 +49,35 @@ pub struct ScatterByCategory {
     pub y_range: Option<(f64, f64)>,
 }
 
+/// A [`ScatterByCategory`] drawn for telling a few classes apart: every category an opaque
+/// marker of its own shape (circle, square, triangle, ...) and colour (the qualitative
+/// palette of [`qualitative_color`], in category order), larger than the default points, and
+/// each legend entry drawn exactly as its points are. Categories are drawn in order, so the
+/// last is on top.
+#[derive(Debug, Clone, Default)]
+pub struct ClassScatter {
+    /// The data, labels, ranges and legend names.
+    pub scatter: ScatterByCategory,
+}
+
+/// How [`ScatterByCategory::draw_styled`] draws the points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PointStyle {
+    /// Small translucent circles coloured by [`category_colors`] (the default).
+    Translucent,
+    /// Opaque markers, shape and colour per category ([`ClassScatter`]).
+    Classes,
+}
+
+/// Radius of a [`ClassScatter`] marker and of its legend swatch.
+const CLASS_R: f64 = 5.5;
+
+impl Chart for ClassScatter {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.scatter.draw_styled(area, PointStyle::Classes)
+    }
+}
+
 /// Colour of the y = x line and its legend swatch.
 const DIAGONAL_GREY: RGBColor = RGBColor(110, 110, 110);
 
@@ -78,6 +107,16 @@ impl ScatterByCategory {
 
 impl Chart for ScatterByCategory {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.draw_styled(area, PointStyle::Translucent)
+    }
+}
+
+impl ScatterByCategory {
+    fn draw_styled<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        style: PointStyle,
+    ) -> Result<()> {
         blank(area)?;
         let (w, h) = area.dim_in_pixel();
         let (origin_x, origin_y) = origin(area);
@@ -99,15 +138,26 @@ impl Chart for ScatterByCategory {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let colors = category_colors(cats.len());
-        let color_of = |c: usize| colors[cats.binary_search(&c).unwrap_or(0)];
+        let colors = match style {
+            PointStyle::Translucent => category_colors(cats.len()),
+            PointStyle::Classes => (0..cats.len()).map(qualitative_color).collect(),
+        };
+        let rank = |c: usize| cats.binary_search(&c).unwrap_or(0);
+        let color_of = |c: usize| colors[rank(c)];
+        let marker_of = |c: usize| match style {
+            PointStyle::Translucent => Marker::Circle,
+            PointStyle::Classes => MARKERS[rank(c) % MARKERS.len()],
+        };
         let mut entries: Vec<(Swatch, String)> = cats
             .iter()
             .map(|&c| {
                 let swatch = Swatch::Marker {
-                    marker: Marker::Circle,
+                    marker: marker_of(c),
                     color: color_of(c).to_rgba(),
-                    r: 7.0,
+                    r: match style {
+                        PointStyle::Translucent => 7.0,
+                        PointStyle::Classes => CLASS_R,
+                    },
                 };
                 (swatch, self.entry_name(c))
             })
@@ -186,12 +236,25 @@ impl Chart for ScatterByCategory {
             polyline(area, &[a, b], DIAGONAL_GREY.stroke_width(2), true)?;
             sample_segment(a, b, &mut obstacles);
         }
-        chart
-            .draw_series(
-                pts.iter()
-                    .map(|&(x, y, c)| Circle::new((x, y), 3, color_of(c).mix(0.45).filled())),
-            )
-            .map_err(plot_err)?;
+        match style {
+            PointStyle::Translucent => {
+                chart
+                    .draw_series(
+                        pts.iter().map(|&(x, y, c)| {
+                            Circle::new((x, y), 3, color_of(c).mix(0.45).filled())
+                        }),
+                    )
+                    .map_err(plot_err)?;
+            }
+            PointStyle::Classes => {
+                for &c in &cats {
+                    for &(x, y, _) in pts.iter().filter(|p| p.2 == c) {
+                        let at = to_px(x, y);
+                        draw_marker(area, marker_of(c), at, CLASS_R, color_of(c).to_rgba())?;
+                    }
+                }
+            }
+        }
 
         // Texts around the plot, in coordinates relative to `area`.
         let (px, py) = chart.plotting_area().get_pixel_range();
@@ -227,6 +290,45 @@ mod tests {
     use crate::experiment::chart::test_util::{assert_svg_has, check_outputs, temp_dir};
     use crate::experiment::chart::{save_chart, save_chart_default};
     use std::path::Path;
+
+    #[test]
+    fn class_scatter_draws_opaque_markers_like_its_legend() {
+        let dir = temp_dir("class-scatter");
+        let scatter = ScatterByCategory {
+            points: (0..30)
+                .map(|i| (i as f64, (i as f64 * 0.7).sin(), i % 3))
+                .collect(),
+            category_names: vec!["a".into(), "b".into(), "c".into()],
+            ..Default::default()
+        };
+        let (_, plain) = save_chart(&dir.join("plain"), 600, 400, &scatter).unwrap();
+        let (png, svg) =
+            save_chart(&dir.join("class"), 600, 400, &ClassScatter { scatter }).unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 0);
+        let (plain, svg) = (
+            std::fs::read_to_string(plain).unwrap(),
+            std::fs::read_to_string(svg).unwrap(),
+        );
+        // The default points are translucent; the class markers are not.
+        assert!(
+            plain.contains("opacity=\"0.45\""),
+            "translucent default expected"
+        );
+        assert!(!svg.contains("opacity=\"0.45\""));
+        // Category 1 is drawn as squares and category 2 as triangles (polygons), in the plot
+        // and in the legend: 10 + 1 squares and 10 + 1 triangles.
+        assert_eq!(svg.matches("<polygon").count(), 22, "{svg}");
+        // The palette is the qualitative one: blue, orange, green.
+        for c in [
+            qualitative_color(0),
+            qualitative_color(1),
+            qualitative_color(2),
+        ] {
+            let hex = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            assert!(svg.to_uppercase().contains(&hex), "{hex}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn scatter_renders_png_and_svg() {

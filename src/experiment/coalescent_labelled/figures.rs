@@ -4,7 +4,7 @@
 
 use super::{LabelledMethod, SCORES};
 use crate::experiment::chart::{
-    format_number, format_sig3, save_chart, LineChart, LineSeries, TextRow, TextTable,
+    format_number, format_seconds_pm, save_chart, LineChart, LineSeries, TextRow, TextTable,
 };
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, str_column, u64_column};
@@ -104,7 +104,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     let mut columns = vec!["Method".to_string()];
     columns.extend(SCORES.iter().map(|(_, label)| label.to_string()));
-    columns.push("runtime (s)".into());
+    columns.push("runtime".into());
     // Best per column: highest score, lowest runtime (the prior's runtime is not a contender).
     let best_score: Vec<f64> = SCORES
         .iter()
@@ -126,7 +126,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             hl.push(mu == best_score[k]);
         }
         let (mu, s) = runtime(m).unwrap_or((f64::NAN, f64::NAN));
-        cells.push(format!("{} ± {}", format_sig3(mu), format_sig3(s)));
+        cells.push(format_seconds_pm(mu, s));
         hl.push(false);
         rows.push(TextRow::data(cells, hl));
     }
@@ -142,11 +142,16 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         caption: format!(
             "Subtree score = pure internal nodes / (n − C); ARI AUC = trapezoidal area under the \
              ARI curve / (n − 1); dendrogram purity (Heller & Ghahramani). Higher is better; best \
-             per column tinted. Runtime: seconds per subset on this machine, {cores} (HL report \
+             per column tinted. Runtime: time per subset on this machine, {cores} (HL report \
              minutes in Matlab/C)."
         ),
     };
     let height = 160 + 46 * (table.rows.len() as u32 + 1);
-    save_chart(&out.join("table"), 1500, height.max(420), &table)?;
+    save_chart(
+        &out.join("table"),
+        table.fitted_width().max(1000),
+        height.max(420),
+        &table,
+    )?;
     Ok(())
 }

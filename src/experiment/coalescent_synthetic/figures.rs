@@ -3,7 +3,9 @@
 
 use super::METRICS;
 use crate::coalescent::method::Method;
-use crate::experiment::chart::{format_sig3, save_chart, TextRow, TextTable};
+use crate::experiment::chart::{
+    format_seconds_pm, format_sig3, save_chart, TextRow, TextTable,
+};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, str_column};
 use anyhow::Result;
@@ -21,10 +23,12 @@ fn best_of(vals: &[f64]) -> Vec<bool> {
     hl
 }
 
-/// One table row: `label`, then per method "mean ± sd (paper)" from `find`, lowest tinted.
+/// One table row: `label`, then per method "mean ± sd (paper)" from `find`, lowest tinted;
+/// `seconds`: durations, in the unit that suits each mean (µs, ms, s).
 fn data_row(
     label: String,
     methods: &[&str],
+    seconds: bool,
     find: impl Fn(&str) -> Option<(Option<f64>, Option<f64>, Option<f64>)>,
 ) -> TextRow {
     let mut cells = vec![label];
@@ -33,9 +37,19 @@ fn data_row(
         let (text, v) = match find(m) {
             Some((mean, sd, paper)) => {
                 let mu = mean.unwrap_or(f64::NAN);
-                let mut text = format!("{} ± {}", format_sig3(mu), format_sig3(sd.unwrap_or(f64::NAN)));
+                let sd = sd.unwrap_or(f64::NAN);
+                let mut text = if seconds {
+                    format_seconds_pm(mu, sd)
+                } else {
+                    format!("{} ± {}", format_sig3(mu), format_sig3(sd))
+                };
                 if let Some(p) = paper {
-                    text.push_str(&format!(" ({})", format_sig3(p)));
+                    let p = if seconds {
+                        format_seconds_pm(p, f64::NAN).replace(" ± ?", "")
+                    } else {
+                        format_sig3(p)
+                    };
+                    text.push_str(&format!(" ({p})"));
                 }
                 (text, mu)
             }
@@ -94,11 +108,11 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                         .find(|&i| setting[i] == *s && method[i] == m && measure[i] == *col)
                         .map(|i| (mean[i], sd[i], paper[i]))
                 };
-                rows.push(data_row(format!("{s} · {short}"), &methods, find));
+                rows.push(data_row(format!("{s} · {short}"), &methods, false, find));
             }
         }
     }
-    rows.push(TextRow::section("Computational cost: seconds on one core"));
+    rows.push(TextRow::section("Computational cost: time on one core"));
     let rt = results.table("runtime")?;
     let (rs, rm) = (str_column(&rt, "setting")?, str_column(&rt, "method")?);
     let (sec, sec_sd, psec) = (
@@ -112,7 +126,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
                 .find(|&i| rs[i] == *s && rm[i] == m)
                 .map(|i| (sec[i], sec_sd[i], psec[i]))
         };
-        rows.push(data_row(format!("{s} · RT"), &methods, find));
+        rows.push(data_row(format!("{s} · RT"), &methods, true, find));
     }
     let mode: String = results.fact("weight_mode").unwrap_or_else(|_| "?".into());
     let table: u8 = results.fact("paper_table").unwrap_or(0);
@@ -141,7 +155,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         },
     };
     let height = 140 + 46 * (chart.rows.len() as u32 + 1);
-    let width = (300 + 250 * methods.len() as u32).max(1200);
+    // As wide as the table needs at full text size: its text stays legible when scaled.
+    let width = chart.fitted_width().max(1000);
     save_chart(&out.join("table"), width, height.max(600), &chart)?;
     Ok(())
 }

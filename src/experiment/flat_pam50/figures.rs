@@ -1,7 +1,7 @@
 //! Figures 2–5, drawn from `flat_pairs.parquet`, `flat_summary.parquet` and the manifest's
 //! `map_clustering` alone.
 
-use crate::experiment::chart::{save_chart, HeatmapChart, ScatterByCategory};
+use crate::experiment::chart::{save_chart, ClassScatter, HeatmapChart, ScatterByCategory};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{f64_column, first_value, str_column, u64_column};
 use anyhow::{anyhow, ensure, Result};
@@ -81,7 +81,12 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         x_range: None,
         y_range: None,
     };
-    save_chart(&out.join("fig2_affinity_vs_marginal"), 1000, 750, &fig2)?;
+    save_chart(
+        &out.join("fig2_affinity_vs_marginal"),
+        1000,
+        750,
+        &ClassScatter { scatter: fig2 },
+    )?;
 
     // Figure 3: Perturb-and-MAP against exact.
     let mut points: Vec<(f64, f64, usize)> =
@@ -159,6 +164,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         annotate: true,
         highlight: groups.clone(),
         marked: Vec::new(),
+        reversed: false,
     };
     save_chart(&out.join("fig4_affinities"), 1100, 950, &fig4)?;
     let fig5 = HeatmapChart {
@@ -173,6 +179,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         annotate: true,
         highlight: groups,
         marked: Vec::new(),
+        reversed: false,
     };
     save_chart(&out.join("fig5_marginals"), 1100, 950, &fig5)?;
     Ok(())

@@ -1,0 +1,366 @@
+//! `leaderboard.md`, from `board.parquet` alone: per metric, a Markdown table of methods ×
+//! datasets.
+//!
+//! - Energies (Ginkgo log-likelihood, HCC energy, Dasgupta's cost) and the log posterior are
+//!   shown as each method's **gap to a per-instance reference**, averaged over the instances
+//!   where both the method's value and the reference are finite: the reference is the exact MAP
+//!   where the trellis ran and the metric is what it optimises (the dataset's energy, or the
+//!   log posterior), else the best tree any method found on the instance. A `reference` row
+//!   gives the reference's mean. Means over different subsets of instances (a method whose
+//!   trees the likelihood forbids on some) are thus never compared: `(k forbidden)` counts the
+//!   method's `-inf` trees, which are left out, and such a method is never bold.
+//! - Posterior ranks: the median (the mean of the two middle ranks for an even count; `≥` when
+//!   counting stopped at the cap).
+//! - Bounded scores: the mean. Times: the mean wall seconds of the method alone.
+
+use super::figures::display;
+use super::run::{dataset_energies, higher_is_better, Row};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The generator's tree: scored beside the methods, but never timed as one.
+const TRUTH: &str = "truth";
+
+/// Metrics shown as gaps to a per-instance reference.
+const GAPPED: [&str; 4] = [
+    "ginkgo_log_likelihood",
+    "hcc_energy",
+    "dasgupta_cost",
+    "log_posterior",
+];
+
+/// The median of `v` (sorted in place): the middle value, or the mean of the two middle
+/// values for an even count; `NaN` for none.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// A number with 3 decimals, without "-0.000".
+fn fixed3(v: f64) -> String {
+    if v.abs() < 5e-4 {
+        "0.000".into()
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Per instance of `dataset`, the reference value of `metric` and whether it is the exact MAP.
+fn references<'a>(
+    rows: &'a [Row],
+    dataset: &str,
+    metric: &str,
+    energy: Option<&str>,
+) -> (BTreeMap<&'a str, f64>, bool) {
+    let optimised = metric == "log_posterior" || energy == Some(metric);
+    let mine = |r: &&Row| r.dataset == dataset && r.metric == metric;
+    let exact: BTreeMap<&str, f64> = rows
+        .iter()
+        .filter(mine)
+        .filter(|r| r.method == "trellis" && r.value.is_finite())
+        .map(|r| (r.instance.as_str(), r.value))
+        .collect();
+    if optimised && !exact.is_empty() {
+        return (exact, true);
+    }
+    let high = higher_is_better(metric);
+    let mut best: BTreeMap<&str, f64> = BTreeMap::new();
+    for r in rows.iter().filter(mine).filter(|r| r.method != TRUTH) {
+        if r.value.is_finite() {
+            let e = best.entry(&r.instance).or_insert(r.value);
+            *e = if high { e.max(r.value) } else { e.min(r.value) };
+        }
+    }
+    (best, false)
+}
+
+/// One cell: (value the column's best is chosen by, or NaN if it may not be bold; text).
+type Cell = (f64, String);
+
+/// The cells of a gapped metric on `dataset`, with the reference row's cell.
+fn gap_cells<'a>(
+    rows: &'a [Row],
+    dataset: &str,
+    metric: &str,
+    energy: Option<&str>,
+    methods: &'a [String],
+) -> (Cell, BTreeMap<&'a str, Cell>) {
+    let (refs, exact) = references(rows, dataset, metric, energy);
+    let ref_values: Vec<f64> = refs.values().copied().collect();
+    let reference = if ref_values.is_empty() {
+        (f64::NAN, "–".to_string())
+    } else {
+        let what = if exact { "exact MAP" } else { "best found" };
+        (f64::NAN, format!("{what} {}", fixed3(mean(&ref_values))))
+    };
+    let mut out = BTreeMap::new();
+    for m in methods {
+        let vals: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.dataset == dataset && &r.method == m && r.metric == metric)
+            .collect();
+        if vals.is_empty() {
+            continue;
+        }
+        let forbidden = vals.iter().filter(|r| !r.value.is_finite()).count();
+        let gaps: Vec<f64> = vals
+            .iter()
+            .filter(|r| r.value.is_finite())
+            .filter_map(|r| refs.get(r.instance.as_str()).map(|t| r.value - t))
+            .collect();
+        let cell = if gaps.is_empty() {
+            if forbidden > 0 {
+                (
+                    f64::NAN,
+                    format!("−∞ ({forbidden} of {} forbidden)", vals.len()),
+                )
+            } else {
+                (f64::NAN, "–".into())
+            }
+        } else {
+            let g = mean(&gaps);
+            if forbidden > 0 {
+                (f64::NAN, format!("{} ({forbidden} forbidden)", fixed3(g)))
+            } else {
+                // Bold is chosen on the printed value, so printed ties are bold together.
+                let text = fixed3(g);
+                (text.parse().unwrap_or(g), text)
+            }
+        };
+        out.insert(m.as_str(), cell);
+    }
+    (reference, out)
+}
+
+/// The cell of a non-gapped metric for `(dataset, method)`.
+fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option<Cell> {
+    let vals: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.dataset == dataset && r.method == method)
+        .filter(|r| metric == "seconds" || r.metric == metric)
+        .collect();
+    if vals.is_empty() {
+        return None;
+    }
+    Some(match metric {
+        "seconds" => {
+            let mut seen = BTreeSet::new();
+            let s: Vec<f64> = vals
+                .iter()
+                .filter(|r| seen.insert(&r.instance))
+                .map(|r| r.seconds)
+                .collect();
+            let v = mean(&s);
+            (v, format!("{v:.3e}"))
+        }
+        "posterior_rank" => {
+            let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
+            let med = median(&mut v);
+            // At the cap when the upper middle rank is the largest and counting hit the cap.
+            let capped = rows.iter().any(|r| {
+                r.dataset == dataset
+                    && r.method == method
+                    && r.metric == "posterior_rank_capped"
+                    && r.value > 0.0
+            }) && v[v.len() / 2] >= v[v.len() - 1];
+            (med, format!("{}{}", if capped { "≥" } else { "" }, med))
+        }
+        _ => {
+            let v: Vec<f64> = vals.iter().map(|r| r.value).collect();
+            let m = mean(&v);
+            (m, format!("{m:.3}"))
+        }
+    })
+}
+
+/// `leaderboard.md`: per metric, a Markdown table of datasets × methods.
+pub fn leaderboard(rows: &[Row], datasets: &[String], methods: &[String]) -> String {
+    let mut md = String::from(
+        "# Leaderboard\n\nEvery method on every dataset it applies to (`trellis-lab run configs/board.toml`). **bold** = best in the column; `–` = the method does not apply.\n\n\
+         - **Energies and log posterior: the gap to a reference on the same instances** (method − reference, averaged over the instances where both are finite). The reference is the exact MAP where the trellis ran and the metric is what it optimises (the dataset's energy, or the log posterior), else the best tree any method found on the instance; the `reference` row gives its mean. `(k forbidden)`: the likelihood forbids k of the method's trees (`-inf`); they are left out of its gap, and such a method is never bold.\n\
+         - **Ranks**: the median posterior rank among all trees (exact; the mean of the two middle ranks for an even count; `≥` when counting stopped at the cap).\n\
+         - **Scores**: the mean over the instances where the method ran. **Times**: mean wall seconds of the method alone.\n",
+    );
+    let present: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+    let energy = dataset_energies(rows);
+    let order = [
+        "ginkgo_log_likelihood",
+        "hcc_energy",
+        "dasgupta_cost",
+        "log_posterior",
+        "posterior_rank",
+        "dendrogram_purity",
+        "subtree_score",
+        "ari_auc",
+        "seconds",
+    ];
+    for metric in order {
+        if metric != "seconds" && !present.contains(metric) {
+            continue;
+        }
+        let cols: Vec<&String> = datasets
+            .iter()
+            .filter(|d| {
+                rows.iter()
+                    .any(|r| &r.dataset == *d && (r.metric == metric || metric == "seconds"))
+            })
+            .collect();
+        let better_high = higher_is_better(metric) && metric != "seconds";
+        let gapped = GAPPED.contains(&metric);
+        md.push_str(&format!(
+            "\n## {}{} ({} is better)\n\n| method | {} |\n|---|{}\n",
+            super::figures::words(metric),
+            if gapped { ": gap to the reference" } else { "" },
+            if better_high { "higher" } else { "lower" },
+            cols.iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "---|".repeat(cols.len())
+        ));
+        // (dataset, method) -> cell; the reference row's cells.
+        let mut cells: BTreeMap<(&str, &str), Cell> = BTreeMap::new();
+        let mut reference: Vec<String> = Vec::new();
+        for d in &cols {
+            if gapped {
+                let (r, per) = gap_cells(rows, d, metric, energy.get(d.as_str()).copied(), methods);
+                reference.push(r.1);
+                for (m, c) in per {
+                    cells.insert((d.as_str(), m), c);
+                }
+            } else {
+                for m in methods.iter().filter(|m| metric != "seconds" || *m != TRUTH) {
+                    if let Some(c) = plain_cell(rows, d, m, metric) {
+                        cells.insert((d.as_str(), m.as_str()), c);
+                    }
+                }
+            }
+        }
+        if gapped {
+            md.push_str(&format!("| *reference (mean)* | {} |\n", reference.join(" | ")));
+        }
+        for m in methods {
+            if !cols
+                .iter()
+                .any(|d| cells.contains_key(&(d.as_str(), m.as_str())))
+            {
+                continue;
+            }
+            let mut line = format!("| {} |", display(m));
+            for d in &cols {
+                let best = cells
+                    .iter()
+                    .filter(|((dd, mm), (v, _))| dd == d && v.is_finite() && *mm != TRUTH)
+                    .map(|(_, (v, _))| *v)
+                    .fold(None::<f64>, |b, v| {
+                        Some(match b {
+                            None => v,
+                            Some(b) if better_high => b.max(v),
+                            Some(b) => b.min(v),
+                        })
+                    });
+                match cells.get(&(d.as_str(), m.as_str())) {
+                    Some((v, text)) if Some(*v) == best && m != TRUTH => {
+                        line.push_str(&format!(" **{}** |", escape(text)))
+                    }
+                    Some((_, text)) => line.push_str(&format!(" {} |", escape(text))),
+                    None => line.push_str(" – |"),
+                }
+            }
+            md.push_str(&line);
+            md.push('\n');
+        }
+    }
+    md
+}
+
+/// Markdown table cell text: pipes escaped.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(dataset: &str, instance: &str, method: &str, metric: &str, value: f64) -> Row {
+        Row {
+            dataset: dataset.into(),
+            instance: instance.into(),
+            method: method.into(),
+            metric: metric.into(),
+            value,
+            seconds: 1e-3,
+        }
+    }
+
+    #[test]
+    fn the_median_averages_the_two_middle_values_of_an_even_count() {
+        assert_eq!(median(&mut [85.0, 1.0, 78.0, 200.0]), 81.5);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert!(median(&mut []).is_nan());
+    }
+
+    #[test]
+    fn gaps_compare_a_method_with_the_exact_map_on_the_same_instances_only() {
+        // kt's finite tree is on the instance whose MAP is high: its mean (-10) is above the
+        // MAP's mean (-15), but its gap on that instance is -1; its other tree is forbidden.
+        let ll = "ginkgo_log_likelihood";
+        let rows = vec![
+            row("jets", "a", "trellis", ll, -9.0),
+            row("jets", "b", "trellis", ll, -21.0),
+            row("jets", "a", "beam", ll, -9.5),
+            row("jets", "b", "beam", ll, -21.5),
+            row("jets", "a", "kt", ll, -10.0),
+            row("jets", "b", "kt", ll, f64::NEG_INFINITY),
+        ];
+        let methods: Vec<String> = ["trellis", "beam", "kt"].map(String::from).to_vec();
+        let md = leaderboard(&rows, &["jets".into()], &methods);
+        assert!(md.contains("| *reference (mean)* | exact MAP -15.000 |"), "{md}");
+        assert!(md.contains("| Trellis (exact) | **0.000** |"), "{md}");
+        assert!(md.contains("| Beam search | -0.500 |"), "{md}");
+        assert!(md.contains("| kt | -1.000 (1 forbidden) |"), "{md}");
+        // The old mean over finite values, which put kt above the MAP, is gone.
+        assert!(!md.contains("-10.000"), "{md}");
+    }
+
+    #[test]
+    fn a_metric_the_trellis_does_not_optimise_is_measured_from_the_best_tree_found() {
+        // Dasgupta's cost of points (second metric; the energy is HCC): average linkage beats
+        // the trellis's tree, so the reference is the best tree found, and it is bold.
+        let rows = vec![
+            row("pts", "a", "trellis", "hcc_energy", 1.0),
+            row("pts", "a", "average_linkage", "hcc_energy", 2.0),
+            row("pts", "a", "trellis", "dasgupta_cost", 10.0),
+            row("pts", "a", "average_linkage", "dasgupta_cost", 8.0),
+        ];
+        let methods: Vec<String> = ["trellis", "average_linkage"].map(String::from).to_vec();
+        let md = leaderboard(&rows, &["pts".into()], &methods);
+        let dasgupta = &md[md.find("## Dasgupta").unwrap()..];
+        assert!(dasgupta.contains("best found 8.000"), "{md}");
+        assert!(dasgupta.contains("| Average linkage | **0.000** |"), "{md}");
+        assert!(dasgupta.contains("| Trellis (exact) | 2.000 |"), "{md}");
+        let hcc = &md[md.find("## HCC").unwrap()..md.find("## Dasgupta").unwrap()];
+        assert!(hcc.contains("exact MAP 1.000"), "{md}");
+        assert!(hcc.contains("| Average linkage | 1.000 |"), "{md}");
+    }
+
+    #[test]
+    fn the_leaderboard_median_rank_is_the_true_median() {
+        let rows: Vec<Row> = [1.0, 78.0, 85.0, 200.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| row("jets", &i.to_string(), "beam", "posterior_rank", v))
+            .collect();
+        let md = leaderboard(&rows, &["jets".into()], &["beam".into()]);
+        assert!(md.contains("| Beam search | **81.5** |"), "{md}");
+    }
+}
