@@ -5,9 +5,9 @@
 //! - `map_root_children`: bars of how many replicates' MAP trees have k children at the root,
 //!   per model;
 //! - `map_search`: the best objective after every search step;
-//! - `mcmc_trace`: the sampler's log joint of the observed data (probit: EP's log p(Y, tree,
-//!   times), not the augmented state's, which falls while the auxiliaries spread) and number of
-//!   internal nodes per model and chain (Figure 7's trace);
+//! - `mcmc_trace`: the sampler's log joint (probit data: EP's log-likelihood of the 0/1 data,
+//!   log p(Y | tree, times, σ²), not the augmented state's log joint, which falls while the
+//!   auxiliaries spread) and number of internal nodes per model and chain (Figure 7's trace);
 //! - `density`: held-out log predictive density per point, the samples' log marginal likelihood
 //!   and log joint, mean ± sd over splits per model (Figure 6's layout), stacked; the title
 //!   names the data as a substitute for the paper's.
@@ -329,15 +329,16 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
         u64_column(&t, "iteration")?,
         u64_column(&t, "internal_nodes")?,
     );
-    // The log joint of the observed data where the table has it (for probit data the augmented
-    // state's `ln_joint` includes the auxiliaries and falls while they spread out).
-    let (lj, observed) = match f64_column(&t, "ln_joint_data") {
-        Ok(c) => (c, true),
-        Err(_) => (f64_column(&t, "ln_joint")?, false),
-    };
     let probit = f64_column(&t, "aux_mean_square")
         .map(|c| c.iter().any(Option::is_some))
         .unwrap_or(false);
+    // Probit data: the 0/1 data's log-likelihood by EP where the table has it. The augmented
+    // state's `ln_joint` includes the auxiliaries and falls while they spread out, and the log
+    // joint's time density swings by hundreds of nats with c (small c favours times near 1).
+    let (lj, observed) = match (probit, f64_column(&t, "ln_likelihood_data")) {
+        (true, Ok(c)) => (c, true),
+        _ => (f64_column(&t, "ln_joint")?, false),
+    };
     let mut keys: Vec<(String, u64)> = Vec::new();
     for i in 0..t.height() {
         if let Some(c) = chain[i] {
@@ -363,8 +364,8 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
     };
     let (title, y_label) = match (probit, observed) {
         (true, true) => (
-            format!("{name}: log joint of the 0/1 data (EP, auxiliaries integrated out)"),
-            "log p(Y, tree, times), EP",
+            format!("{name}: log-likelihood of the 0/1 data (EP, auxiliaries integrated out)"),
+            "log p(Y | tree, times, σ²), EP",
         ),
         (true, false) => (
             format!("{name}: log joint of the augmented state (falls while the auxiliaries spread)"),
