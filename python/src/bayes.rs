@@ -261,9 +261,11 @@ pub(crate) struct DiffusionTreeFit {
     /// The MAP tree (any arity for the PYDT); heights are 1 - t, t the divergence time.
     #[pyo3(get)]
     tree: Tree,
-    /// What the search maximises (the board's own objective): the log density of (X, T, s) at
-    /// log-scale times s = -ln(1 - t), i.e. `log_joint` minus the internal nodes' s, plus the
-    /// learned hyper-parameters' log priors.
+    /// What the search maximises (the board's own objective), plus the learned hyper-parameters'
+    /// log priors: with `noise` > 0 or "sigma2" in `learn`, the log density of (X, T, s) at
+    /// log-scale times s = -ln(1 - t), i.e. `log_joint` minus the internal nodes' s; with exact
+    /// leaves (`noise=0`) and σ² fixed, the log density of (X, T, t), i.e. `log_joint` (EM's
+    /// `time_density = "auto"`: the t-density where it has a maximum).
     #[pyo3(get)]
     objective: f64,
     /// log p(X, T, t) of the tree at the final parameters: the quantity `pydt_mcmc` traces.

@@ -204,8 +204,9 @@ class DiffusionTreeFit:
         """The MAP tree (any arity for the PYDT); heights are 1 - t."""
     @property
     def objective(self) -> float:
-        """The search's objective: log density of (X, T, s), s = -ln(1 - t), plus the learned
-        hyper-parameters' log priors."""
+        """The search's objective plus the learned hyper-parameters' log priors: with noise > 0
+        or sigma2 learned, the log density of (X, T, s), s = -ln(1 - t); with noise=0 and sigma2
+        fixed, the log density of (X, T, t) (= log_joint)."""
     @property
     def log_joint(self) -> float:
         """log p(X, T, t) at the final parameters (what pydt_mcmc traces)."""

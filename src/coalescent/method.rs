@@ -118,7 +118,8 @@ pub struct Fit {
     pub histories: Vec<History>,
     /// Their normalised weights.
     pub weights: Vec<f64>,
-    /// The SMC estimate of log p(X) (none for greedy).
+    /// The SMC log-evidence (none for greedy): an estimate of log p(X) with exact weights only;
+    /// with paper-faithful weights HL's weight total, biased upwards (see `variants`' docs).
     pub log_evidence: Option<f64>,
     /// Stages that resampled (0 for greedy).
     pub resamples: usize,

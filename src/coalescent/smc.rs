@@ -72,7 +72,9 @@ impl Population {
         self.log_w.iter().map(|&w| (w - z).exp()).collect()
     }
 
-    /// The estimate of log p(X) so far.
+    /// The log of the running product of mean incremental weights: an estimate of log p(X) so
+    /// far when the incremental weights are true importance weights (the variants' exact mode),
+    /// not otherwise (see `variants`' module docs).
     pub fn log_evidence(&self) -> f64 {
         self.log_evidence
     }

@@ -180,7 +180,7 @@ pub struct AdversarialParams {
 impl AdversarialParams {
     /// A one-line description for tables and chart titles.
     pub fn describe(&self) -> String {
-        let mut d = format!("ladder of {} rungs, eps = {}", self.n_pairs, self.eps);
+        let mut d = format!("ladder of {} rungs, ε = {}", self.n_pairs, self.eps);
         if self.middle_bonus != 0.0 {
             d.push_str(&format!(", middle bonus {}", self.middle_bonus));
         }

@@ -4,21 +4,29 @@
 //! locations and, for every edge u→v, E_uv = Σ_d E[(x_vd − x_ud)²].
 //! M-step: maximise over all internal times jointly, by L-BFGS (argmin, Moré–Thuente line
 //! search),
-//!   Q(s) = Σ_{internal v} [log c − cJ_v·s_v]
+//!   Q(s) = Σ_{internal v} [log c − cJ_v·s_v]   (t-density: (cJ_v − 1)·s_v)
 //!        + Σ_{edges u→v} [−(D/2)·log(2πσ²(t_v − t_u)) − E_uv/(2σ²(t_v − t_u))],
 //! with s = −ln(1 − t). Because the E-step is exact, Q plus the locations' entropy equals the
 //! objective at the E-step's times, so every cycle raises it (and at a fixed point its gradient
 //! is 0).
 //!
-//! Which density is maximised: the spec's bound (eq. 17) is the density of the times t, whose
-//! factor per node is c·(1 − t_v)^{cJ_v − 1}. J_v can be below 1/c (e.g. a node over two cherries:
-//! J = H_3 − 2H_1 < 0), so that density grows without bound as a subtree's times go to 1; with
-//! exact leaves the likelihood stops this, but with noisy leaves or EP sites (probit) it does not,
-//! and the "MAP" collapses every time to 1 (seen on animals33: log density +18,000). We maximise
-//! the density of the log-scale times s instead, c·e^{−cJ_v s_v} per node, i.e. the log joint
-//! L(T, t) minus the Jacobian Σ_v s_v. It is bounded: any set of times going to 1 together is a
-//! union of whole subtrees, and over a subtree Σ_v J_v = H_{m−1} > 0. The MAP (a mode) depends
-//! on the coordinates; s is the natural one (the divergence hazard is a(t) dt = c ds).
+//! Which density is maximised ([`TimeDensity`], setting `time_density`): the spec's bound
+//! (eq. 17) is the density of the times t, whose factor per node is c·(1 − t_v)^{cJ_v − 1}. J_v
+//! can be below 1/c (e.g. a node over two cherries: J = H_3 − 2H_1 < 0), so that density grows
+//! without bound as a subtree's times go to 1; with exact leaves the likelihood stops this (a
+//! branch to a leaf of length → 0 between distinct points costs −∞), but with noisy leaves or EP
+//! sites (probit) it does not, and the "MAP" collapses every time to 1 (seen on animals33: log
+//! density +18,000). There we maximise the density of the log-scale times s instead,
+//! c·e^{−cJ_v s_v} per node, i.e. the log joint L(T, t) minus the Jacobian Σ_v s_v. It is
+//! bounded: any set of times going to 1 together is a union of whole subtrees, and over a subtree
+//! Σ_v J_v = H_{m−1} > 0. The MAP (a mode) depends on the coordinates, and the s-density has a
+//! cost on exact data: its −cJ_v·s_v (J_v > 0 at every binary node) pulls a binary tree's early
+//! divergences to t = 0, so the DDT's MAP nests all clusters at t ≈ 0 (`pydt_synthetic`: the
+//! latest DDT divergence above the clusters at t ≤ 0.5 in 9 of 10 replicates), which the paper's
+//! Figure 5 does not show. The t-density is bounded only with exact leaves *and* σ² fixed (with
+//! σ² learned, all times run to 1 while σ² grows: see [`TimeDensity::resolve`]).
+//! [`TimeDensity::Auto`] (the default) takes the t-density where it is bounded and the s-density
+//! otherwise (noisy leaves, EP sites, σ² learned).
 //!
 //! Parameterisation: the paper's map to the real line is lost (spec §7.4); we use the nested map
 //! s_v = s_pa + softplus(z_v), which keeps every time between its parent's and 1 for any real z
@@ -37,10 +45,68 @@ use argmin::solver::quasinewton::LBFGS;
 
 use crate::numeric::LN_2PI;
 
+/// The density over the divergence times that EM maximises (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum TimeDensity {
+    /// The t-density where it is bounded (every leaf exact, σ² fixed), else the s-density.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// The density of the log-scale times s = −ln(1 − t): objective log p(X, T, s).
+    #[serde(rename = "s")]
+    LogScale,
+    /// The density of the times t (the spec's eq. 17): objective log p(X, T, t). Only for exact
+    /// leaves and σ² fixed; unbounded otherwise.
+    #[serde(rename = "t")]
+    Time,
+}
+
+impl TimeDensity {
+    /// The density used on leaves that are all exact (`exact`) or not, with σ² learned or fixed:
+    /// [`TimeDensity::Time`] or [`TimeDensity::LogScale`]. The t-density is bounded only with
+    /// exact leaves and σ² fixed: with σ² learned, moving every time towards 1 while σ² grows as
+    /// 1/(1 − t) keeps the Gaussian terms but the root edge's, and the node factors gain
+    /// Σ_v (1 − cJ_v)·s against (D/2)·s, without bound on any tree with more internal nodes than
+    /// D/2. `Time` where it has no maximum is an error.
+    pub fn resolve(self, exact: bool, learn_sigma2: bool) -> Result<Self, PydtError> {
+        let bounded = exact && !learn_sigma2;
+        match (self, bounded) {
+            (Self::Auto, true) | (Self::Time, true) => Ok(Self::Time),
+            (Self::Auto, false) | (Self::LogScale, _) => Ok(Self::LogScale),
+            (Self::Time, false) => Err(PydtError::Data(
+                "time_density = \"t\" needs exact leaves and a fixed sigma2: with leaf noise, \
+                 probit (EP) sites or learn_sigma2 the density of the times has no maximum \
+                 (the times run to 1); use \"s\" or \"auto\""
+                    .into(),
+            )),
+        }
+    }
+
+    /// The objective's name: "log p(X, T, t)" or "log p(X, T, s)" (`Auto` unresolved: "log p(X, T, ·)").
+    pub fn objective_name(self) -> &'static str {
+        match self {
+            Self::Time => "log p(X, T, t)",
+            Self::LogScale => "log p(X, T, s)",
+            Self::Auto => "log p(X, T, ·)",
+        }
+    }
+
+    /// "t" or "s" ("auto" unresolved), as in the settings.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Time => "t",
+            Self::LogScale => "s",
+            Self::Auto => "auto",
+        }
+    }
+}
+
 /// Settings of [`em_times`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmSettings {
+    /// The density over the times that is maximised ("auto", "s" or "t"; see the module docs).
+    pub time_density: TimeDensity,
     /// Maximum E/M cycles.
     pub cycles: usize,
     /// L-BFGS iterations on the log joint itself after the cycles (0: none).
@@ -66,9 +132,18 @@ pub struct EmSettings {
     pub precision_prior: (f64, f64),
 }
 
+impl EmSettings {
+    /// `time_density` resolved for `leaves` (exact when every variance is 0) and `learn_sigma2`.
+    pub fn density_for(&self, leaves: &Leaves) -> Result<TimeDensity, PydtError> {
+        let exact = leaves.var.iter().all(|&v| v == 0.0);
+        self.time_density.resolve(exact, self.learn_sigma2)
+    }
+}
+
 impl Default for EmSettings {
     fn default() -> Self {
         Self {
+            time_density: TimeDensity::Auto,
             cycles: 20,
             direct_iterations: 500,
             tolerance: 1e-6,
@@ -141,12 +216,30 @@ pub(crate) struct MStep<'a> {
 }
 
 impl<'a> MStep<'a> {
+    /// The M-step of the s-density.
     pub(crate) fn new(
         tree: &'a PydtTree,
         msgs: &Messages,
         params: &Params,
         tables: &Tables,
     ) -> Self {
+        Self::with_density(tree, msgs, params, tables, TimeDensity::LogScale)
+    }
+
+    /// The M-step of `density` (resolved: `Auto` counts as the s-density). The t-density's node
+    /// factor (1 − t)^{cJ − 1} = e^{−(cJ − 1)s} is the s-density's with cJ − 1 for cJ.
+    pub(crate) fn with_density(
+        tree: &'a PydtTree,
+        msgs: &Messages,
+        params: &Params,
+        tables: &Tables,
+        density: TimeDensity,
+    ) -> Self {
+        let shift = if density == TimeDensity::Time {
+            1.0
+        } else {
+            0.0
+        };
         let mut order = Vec::new();
         tree.postorder(&mut order);
         order.reverse();
@@ -165,7 +258,7 @@ impl<'a> MStep<'a> {
         }
         let cj = internal
             .iter()
-            .map(|&v| params.c * j_value(tree, v, tables))
+            .map(|&v| params.c * j_value(tree, v, tables) - shift)
             .collect();
         Self {
             tree,
@@ -324,8 +417,28 @@ pub fn ln_jacobian(tree: &PydtTree) -> f64 {
     tree.internal_nodes().iter().map(|&v| tree.s(v)).sum()
 }
 
-/// The EM objective: the log density of (X, T, s), L(T, t) − Σ_v s_v, plus the log priors of
-/// the learned hyper-parameters.
+/// log p(X, T, times) in the coordinates of `density`: L(T, t) for [`TimeDensity::Time`], else
+/// L(T, t) − Σ_v s_v (the density of s).
+fn ln_density(
+    tree: &PydtTree,
+    leaves: &Leaves,
+    params: &Params,
+    tables: &Tables,
+    density: TimeDensity,
+    msgs: &mut Messages,
+) -> f64 {
+    let l = super::ln_joint(tree, leaves, params, tables, msgs);
+    if density == TimeDensity::Time {
+        l
+    } else {
+        l - ln_jacobian(tree)
+    }
+}
+
+/// The EM objective: the log density of (X, T, t) or (X, T, s) as `settings.time_density`
+/// resolves for `leaves` (s-density: L(T, t) − Σ_v s_v; see the module docs), plus the log
+/// priors of the learned hyper-parameters. `Time` on noisy leaves counts as the s-density here
+/// ([`em_times`] refuses it).
 pub fn objective(
     tree: &PydtTree,
     leaves: &Leaves,
@@ -334,7 +447,10 @@ pub fn objective(
     msgs: &mut Messages,
 ) -> f64 {
     let tables = Tables::new(params, tree.n_leaves());
-    let mut f = super::ln_joint(tree, leaves, params, &tables, msgs) - ln_jacobian(tree);
+    let density = settings
+        .density_for(leaves)
+        .unwrap_or(TimeDensity::LogScale);
+    let mut f = ln_density(tree, leaves, params, &tables, density, msgs);
     if settings.learn_c {
         f += ln_gamma_density(params.c, settings.c_prior);
     }
@@ -435,6 +551,7 @@ struct Direct<'a> {
     leaves: &'a Leaves,
     params: Params,
     tables: Tables,
+    density: TimeDensity,
     msgs: std::cell::RefCell<Messages>,
 }
 
@@ -467,13 +584,14 @@ impl CostFunction for Direct<'_> {
     type Output = f64;
     fn cost(&self, z: &Vec<f64>) -> Result<f64, argmin::core::Error> {
         let t = self.tree_at(z);
-        let l = super::ln_joint(
+        let l = ln_density(
             &t,
             self.leaves,
             &self.params,
             &self.tables,
+            self.density,
             &mut self.msgs.borrow_mut(),
-        ) - ln_jacobian(&t);
+        );
         Ok(finite_cost(-l))
     }
 }
@@ -486,14 +604,20 @@ impl Gradient for Direct<'_> {
         let mut msgs = self.msgs.borrow_mut();
         bp::upward_messages(&t, self.leaves, self.params.sigma2, &mut msgs);
         bp::downward(&t, self.params.sigma2, &mut msgs);
-        let m = MStep::new(&t, &msgs, &self.params, &self.tables);
+        let m = MStep::with_density(&t, &msgs, &self.params, &self.tables, self.density);
         Ok(finite_gradient(m.grad(z)))
     }
 }
 
 /// Maximise the log joint over the times of `tree` by L-BFGS with the exact gradient (at most
 /// `iterations` steps); never returns worse times than the start.
-fn optimise_directly(tree: &mut PydtTree, leaves: &Leaves, params: &Params, iterations: u64) {
+fn optimise_directly(
+    tree: &mut PydtTree,
+    leaves: &Leaves,
+    params: &Params,
+    density: TimeDensity,
+    iterations: u64,
+) {
     let tables = Tables::new(params, tree.n_leaves());
     let mut msgs = Messages::default();
     bp::upward(tree, leaves, params.sigma2, &mut msgs);
@@ -504,6 +628,7 @@ fn optimise_directly(tree: &mut PydtTree, leaves: &Leaves, params: &Params, iter
         leaves,
         params: *params,
         tables,
+        density,
         msgs: std::cell::RefCell::new(msgs),
     };
     let c0 = problem.cost(&z0).unwrap_or(f64::INFINITY);
@@ -551,6 +676,7 @@ pub fn em_times(
             domain: "a finite value > 0",
         });
     }
+    let density = settings.density_for(leaves)?;
     let mut tree = tree.clone();
     let mut params = *params;
     let mut msgs = Messages::default();
@@ -566,7 +692,7 @@ pub fn em_times(
         let before = tree.clone();
         let params_before = params;
         {
-            let m = MStep::new(&before, &msgs, &params, &tables);
+            let m = MStep::with_density(&before, &msgs, &params, &tables, density);
             let z0 = m.z_of_tree();
             let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
             let res = Executor::new(Problem(&m), solver)
@@ -601,7 +727,13 @@ pub fn em_times(
     }
     if settings.direct_iterations > 0 {
         let (before, params_before) = (tree.clone(), params);
-        optimise_directly(&mut tree, leaves, &params, settings.direct_iterations);
+        optimise_directly(
+            &mut tree,
+            leaves,
+            &params,
+            density,
+            settings.direct_iterations,
+        );
         // θ and α at their modes for the final times (they only raise the objective).
         if settings.learn_theta || settings.learn_alpha {
             update_theta_alpha(&tree, &mut params, settings);

@@ -2,6 +2,7 @@
 //! numbers (§6.1), enumeration of every tree (N ≤ 6) and dense Gaussian algebra.
 
 use super::bp::{self, Leaves, Messages};
+use super::em::TimeDensity;
 use super::generate::{ln_position_density, sample_leaves, sample_tree, walk};
 use super::params::{Params, Tables};
 use super::prior::{ln_structure_probability, ln_times_j_form, prior_terms};
@@ -587,13 +588,23 @@ fn em_gradient_matches_finite_differences() {
         bp::upward(&tree, &leaves, p.sigma2, &mut msgs);
         bp::downward(&tree, p.sigma2, &mut msgs);
         let tables = Tables::new(&p, tree.n_leaves());
-        let m = MStep::new(&tree, &msgs, &p, &tables);
+        // Both densities (the t-density's Q differs from the s-density's by Σ s_v).
+        let density = [TimeDensity::LogScale, TimeDensity::Time][(case / 2) % 2];
+        let m = MStep::with_density(&tree, &msgs, &p, &tables, density);
         let z0 = m.z_of_tree();
         // z of the tree reproduces its times.
         let s = m.s_of(&z0);
         for v in tree.internal_nodes() {
             assert!((s[v] - tree.s(v)).abs() < 1e-9 * tree.s(v).max(1.0));
         }
+        let sum_s: f64 = tree.internal_nodes().iter().map(|&v| s[v]).sum();
+        let q_s = MStep::new(&tree, &msgs, &p, &tables).q(&z0);
+        let want = if density == TimeDensity::Time {
+            q_s + sum_s
+        } else {
+            q_s
+        };
+        assert!((m.q(&z0) - want).abs() < 1e-9 * want.abs().max(1.0));
         let g = m.grad(&z0);
         for i in 0..z0.len() {
             let h = 1e-6;
@@ -610,6 +621,70 @@ fn em_gradient_matches_finite_differences() {
     }
 }
 
+/// `time_density`: "auto" is the t-density on exact leaves with σ² fixed and the s-density on
+/// noisy ones or with σ² learned, "t" where it has no maximum is refused, and the objective is log p(X, T, t) or log p(X, T, t) − Σ s_v.
+#[test]
+fn em_time_density_resolves_by_the_leaves() {
+    use super::em::{em_times, objective, EmSettings};
+    let mut rng = StdRng::seed_from_u64(63);
+    let p = Params::new(1.0, 0.3, 1.0, 1.0).unwrap();
+    let tree = tame_tree(6, &p, &mut rng);
+    let x = sample_leaves(&tree, 2, 1.0, &mut rng);
+    let (exact, noisy) = (
+        Leaves::exact(&x).unwrap(),
+        Leaves::with_noise(&x, 0.1).unwrap(),
+    );
+    let t = EmSettings {
+        time_density: TimeDensity::Time,
+        ..EmSettings::default()
+    };
+    let auto = EmSettings::default();
+    let s = EmSettings {
+        time_density: TimeDensity::LogScale,
+        ..EmSettings::default()
+    };
+    let learn = EmSettings {
+        learn_sigma2: true,
+        ..auto
+    };
+    assert_eq!(auto.density_for(&exact).unwrap(), TimeDensity::Time);
+    assert_eq!(auto.density_for(&noisy).unwrap(), TimeDensity::LogScale);
+    assert_eq!(learn.density_for(&exact).unwrap(), TimeDensity::LogScale);
+    assert_eq!(s.density_for(&exact).unwrap(), TimeDensity::LogScale);
+    let t_learn = EmSettings {
+        learn_sigma2: true,
+        ..t
+    };
+    let err = em_times(&tree, &exact, &p, &t_learn)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("fixed sigma2"), "{err}");
+    let err = em_times(&tree, &noisy, &p, &t).unwrap_err().to_string();
+    assert!(err.contains("exact leaves"), "{err}");
+    let mut msgs = Messages::default();
+    let tables = Tables::new(&p, 6);
+    let l = super::ln_joint(&tree, &exact, &p, &tables, &mut msgs);
+    let jac = super::em::ln_jacobian(&tree);
+    assert!(jac > 0.0);
+    assert_eq!(objective(&tree, &exact, &p, &auto, &mut msgs), l);
+    assert_eq!(objective(&tree, &exact, &p, &t, &mut msgs), l);
+    assert_eq!(objective(&tree, &exact, &p, &s, &mut msgs), l - jac);
+    // Each density's EM raises its own objective from the same start, to different times.
+    let (ft, fs) = (
+        em_times(&tree, &exact, &p, &t).unwrap(),
+        em_times(&tree, &exact, &p, &s).unwrap(),
+    );
+    assert!(ft.objective() > ft.trace[0] && fs.objective() > fs.trace[0]);
+    assert!(
+        objective(&ft.tree, &exact, &p, &t, &mut msgs)
+            >= objective(&fs.tree, &exact, &p, &t, &mut msgs) - 1e-9
+    );
+    assert!(
+        objective(&fs.tree, &exact, &p, &s, &mut msgs)
+            >= objective(&ft.tree, &exact, &p, &s, &mut msgs) - 1e-9
+    );
+}
+
 /// EM never lowers its objective (the log joint, plus the hyper-priors when learned), and at its
 /// fixed point the log joint is stationary in the times.
 #[test]
@@ -617,7 +692,10 @@ fn em_raises_its_objective_to_a_stationary_point() {
     use super::em::{em_times, EmSettings, MStep};
     let mut rng = StdRng::seed_from_u64(62);
     let mut msgs = Messages::default();
-    for case in 0..6 {
+    for case in 0..12 {
+        // Cases 0-5 with the s-density, 6-11 with the t-density (the default on exact leaves).
+        let density = [TimeDensity::LogScale, TimeDensity::Time][case / 6];
+        let case = case % 6;
         let truth = Params::new(1.0, 0.3, 1.0, 1.0).unwrap();
         let n = 5 + case;
         let data_tree = tame_tree(n, &truth, &mut rng);
@@ -626,10 +704,12 @@ fn em_raises_its_objective_to_a_stationary_point() {
         let start = tame_tree(n, &truth, &mut rng);
         let settings = EmSettings {
             learn_c: case % 2 == 1,
-            learn_sigma2: case % 3 == 2,
+            // The t-density has no maximum with σ² learned (em_times refuses it).
+            learn_sigma2: case % 3 == 2 && density == TimeDensity::LogScale,
             learn_theta: case == 3 || case == 4,
             learn_alpha: case == 4 || case == 5,
             tolerance: 1e-10,
+            time_density: density,
             ..EmSettings::default()
         };
         let fit = em_times(&start, &leaves, &truth, &settings).unwrap();
@@ -644,7 +724,8 @@ fn em_raises_its_objective_to_a_stationary_point() {
         fit.tree.validate().unwrap();
         assert_eq!(fit.tree.clusters(), start.clusters());
         // Stationary: ∇_z of the objective (the log density of (X, T, s): the log joint minus
-        // the Jacobian Σ s_v), by finite differences through the nested map.
+        // the Jacobian Σ s_v; of (X, T, t): the log joint), by finite differences through the
+        // nested map.
         let tables = Tables::new(&fit.params, n);
         bp::upward(&fit.tree, &leaves, fit.params.sigma2, &mut msgs);
         bp::downward(&fit.tree, fit.params.sigma2, &mut msgs);
@@ -653,7 +734,12 @@ fn em_raises_its_objective_to_a_stationary_point() {
         let joint = |z: &[f64], msgs: &mut Messages| {
             let mut t = fit.tree.clone();
             m.apply(z, &mut t);
-            super::ln_joint(&t, &leaves, &fit.params, &tables, msgs) - super::em::ln_jacobian(&t)
+            let jac = if density == TimeDensity::Time {
+                0.0
+            } else {
+                super::em::ln_jacobian(&t)
+            };
+            super::ln_joint(&t, &leaves, &fit.params, &tables, msgs) - jac
         };
         if settings.learn_theta || settings.learn_alpha {
             // θ and α sit at a coordinate-wise maximum of the objective.

@@ -37,6 +37,16 @@ pub enum WeightMode {
     PaperFaithful,
 }
 
+impl WeightMode {
+    /// The config spelling: "exact" or "paper_faithful".
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::PaperFaithful => "paper_faithful",
+        }
+    }
+}
+
 /// Errors of this module (one-line messages naming the parameter and the fix).
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum GigError {

@@ -41,6 +41,11 @@ pub struct GraphAndTreesChart {
     pub node_order: Vec<usize>,
 }
 
+/// The stroke width of an edge of weight `w` (1 to 8 px, growing with |w| / `max_abs`).
+fn edge_width(w: f64, max_abs: f64) -> u32 {
+    (1.0 + 7.0 * w.abs() / max_abs).round() as u32
+}
+
 impl GraphAndTreesChart {
     /// Most edges whose weights are written on the graph.
     const MAX_LABELLED_EDGES: usize = 30;
@@ -82,11 +87,24 @@ impl GraphAndTreesChart {
         let edges = self.edges();
         let negative = edges.iter().any(|e| e.2 < 0.0);
 
-        // Caption at the bottom.
-        let caption = if negative {
-            "edge width grows with |weight|; red dashed: negative"
-        } else {
-            "edge width grows with weight"
+        // Caption at the bottom. Where every edge rounds to the same width (weights within
+        // about 1/14 of each other, e.g. 1 against 1 + ε) the width cue is invisible: say so.
+        let max_abs = edges.iter().fold(0.0f64, |a, e| a.max(e.2.abs()));
+        let mut widths: Vec<u32> = edges.iter().map(|e| edge_width(e.2, max_abs)).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        let labelled = edges.len() <= Self::MAX_LABELLED_EDGES;
+        let caption = match (widths.len() > 1, negative, labelled) {
+            (true, true, _) => "edge width grows with |weight|; red dashed: negative",
+            (true, false, _) => "edge width grows with weight",
+            (false, true, true) => {
+                "weights too close for edge widths to differ: read the labels; red dashed: negative"
+            }
+            (false, false, true) => "weights too close for edge widths to differ: read the labels",
+            (false, true, false) => {
+                "weights too close for edge widths to differ; red dashed: negative"
+            }
+            (false, false, false) => "weights too close for edge widths to differ",
         };
         let cap_size = fit_font_size(&[caption], CAPTION_SIZE - 4.0, 14.0, x1 - x0 - 8.0);
         let cap_h = if edges.is_empty() {
@@ -147,12 +165,11 @@ impl GraphAndTreesChart {
             .collect();
 
         // Edges, weakest first so strong ones stay on top.
-        let max_abs = edges.iter().fold(0.0f64, |a, e| a.max(e.2.abs()));
         let mut order = edges.clone();
         order.sort_by(|a, b| a.2.abs().total_cmp(&b.2.abs()));
         let red = RGBColor(215, 25, 28);
         for &(i, j, w) in &order {
-            let width = (1.0 + 7.0 * w.abs() / max_abs).round() as u32;
+            let width = edge_width(w, max_abs);
             let (color, dashed) = if w > 0.0 {
                 (RGBColor(70, 70, 70).mix(0.85), false)
             } else {
@@ -320,6 +337,19 @@ mod tests {
                 "cluster size",
             ],
         );
+        // Weights 1 and 1.01 round to one width: the caption says so instead.
+        let mut close = sample_graph();
+        for (i, row) in close.weights.iter_mut().enumerate() {
+            for (j, w) in row.iter_mut().enumerate() {
+                if *w != 0.0 {
+                    *w = if (i + j) % 2 == 0 { 1.0 } else { 1.01 };
+                }
+            }
+        }
+        let (png, svg) = save_chart(&dir.join("close"), 1500, 650, &close).unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_svg_has(&svg, &["weights too close for edge widths to differ"]);
+        assert!(!svg.contains("edge width grows with"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

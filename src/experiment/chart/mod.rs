@@ -24,6 +24,7 @@
 //!   (the board's quality-vs-time charts);
 //! * [`PosteriorMassChart`]: exact posterior mass as stems against sampled
 //!   frequencies as markers (Figure 6 of the paper);
+//! * [`BarChart`]: grouped bars of counts over whole-number categories;
 //! * [`LineChart`]: lines of [`LineSeries`] (solid or dashed, with or without
 //!   markers) with an optional log y axis, e.g. wall time against N;
 //! * [`DendrogramChart`]: dendrograms of [`DendrogramPanel`]s side by side,
@@ -59,6 +60,7 @@
 //! axis charts in `frame.rs`, `save.rs`) and one file per chart type.
 
 mod axis;
+mod bar;
 mod color;
 mod dendrogram;
 mod dot_range;
@@ -85,6 +87,7 @@ use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
 
 pub use axis::padded_range;
+pub use bar::{BarChart, BarSeries};
 pub use color::{
     category_colors, distinct_color, diverging, qualitative_color, text_color_on, viridis,
 };

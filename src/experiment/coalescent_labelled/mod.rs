@@ -9,8 +9,10 @@
 //! files or a user's CSV/TSV matrix with a label column) and `[coalescent_labelled.covariance]`
 //! (HL's product Matérn-3/2 over the image grid, or Φ = σ²I for features without a layout).
 //! Outputs: `subsets.parquet` (which rows each subset drew), `runs.parquet` (one row per subset ×
-//! method: scores, seconds on one core, learned Φ, the tree as Newick), `curves.parquet` (ARI
-//! against the number of clusters), `learning.parquet` (Φ's parameters per outer iteration),
+//! method: scores, seconds on one core, learned Φ, the SMC log-evidence and its `weight_mode`,
+//! the tree as Newick), `curves.parquet` (ARI against the number of clusters),
+//! `learning.parquet` (Φ's parameters and the log-evidence per outer iteration; the log-evidence
+//! estimates log p(X) only with `weight_mode = "exact"`, see [`crate::coalescent::variants`]),
 //! `summary.parquet` (mean ± sd over subsets), and `ari_curves` and `table` charts drawn from them.
 
 mod data;

@@ -323,6 +323,13 @@ fn write_runs(s: &LabelledSection, runs: &[MethodRun]) -> Table {
         .f64("ell", &f(&|r| r.phi.map(|p| p.0)))
         .f64("noise", &f(&|r| r.phi.map(|p| p.1)))
         .f64("log_evidence", &f(&|r| r.log_evidence))
+        .str(
+            "weight_mode",
+            &runs
+                .iter()
+                .map(|r| mode_of(s, r.log_evidence))
+                .collect::<Vec<_>>(),
+        )
         .u64(
             "resamples",
             &runs
@@ -373,6 +380,20 @@ fn write_learning(s: &LabelledSection, runs: &[MethodRun]) -> Table {
         .f64("ell", &ell)
         .f64("noise", &noise)
         .f64("log_evidence", &ev)
+        .str(
+            "weight_mode",
+            &ev.iter().map(|&e| mode_of(s, e)).collect::<Vec<_>>(),
+        )
+}
+
+/// The weight mode behind a log-evidence ("" where there is none): only "exact" weights make it
+/// an estimate of log p(X) (see the kind's docs).
+fn mode_of(s: &LabelledSection, log_evidence: Option<f64>) -> &'static str {
+    if log_evidence.is_some() {
+        s.weight_mode.name()
+    } else {
+        ""
+    }
 }
 
 /// `summary.parquet`: mean ± sd over subsets per method × score.

@@ -6,8 +6,9 @@
 //! runtime on one core (spec §4.1).
 //!
 //! Config: `[coalescent_synthetic]` ([`SyntheticSection`]). Outputs: `runs.parquet` (one row per
-//! setting × replicate × method: errors, log-evidence estimate, resamplings, seconds, the
-//! highest-weight tree as Newick), `truth.parquet` (the true trees), `summary.parquet` (mean ± sd
+//! setting × replicate × method: errors, the SMC log-evidence and the `weight_mode` behind it
+//! (an estimate of log p(X) only for "exact"; see [`crate::coalescent::variants`]),
+//! resamplings, seconds, the highest-weight tree as Newick), `truth.parquet` (the true trees), `summary.parquet` (mean ± sd
 //! per setting × method × measure, with the paper's numbers beside ours) and `table.png/.svg`
 //! drawn from it in the paper's layout.
 

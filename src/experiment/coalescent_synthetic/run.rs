@@ -221,9 +221,18 @@ pub fn run(s: &SyntheticSection, ctx: &mut RunContext) -> Result<()> {
     for (k, (col, _)) in METRICS.iter().enumerate() {
         t = t.f64(col, &f(&|r| r.errors[k]));
     }
+    // The weights behind each log-evidence: only "exact" estimates log p(X) (see the kind's docs).
+    let mode = s.weight_mode.name();
     t.f64(
         "log_evidence",
         &rows.iter().map(|r| r.log_evidence).collect::<Vec<_>>(),
+    )
+    .str(
+        "weight_mode",
+        &rows
+            .iter()
+            .map(|r| if r.log_evidence.is_some() { mode } else { "" })
+            .collect::<Vec<_>>(),
     )
     .u64("resamples", &u(&|r| r.resamples as u64))
     .f64("seconds", &f(&|r| r.seconds))

@@ -1,18 +1,21 @@
 //! The figures, from the tables and the manifest alone:
-//! - `map_trees`: the MAP trees of every model side by side on the divergence-time axis
-//!   (Figures 5 and 7), multifurcations as such, leaves coloured by group; `map_trees_log` the
-//!   same on an axis spaced by −ln(1 − t), where the detail near t = 1 is visible;
-//! - `map_root_children`: how many replicates' MAP trees have k children at the root, per model;
+//! - `map_trees`: the MAP trees of every model side by side on a divergence-time axis spaced by
+//!   −ln(1 − t), where the detail near t = 1 is visible (Figures 5 and 7), multifurcations as
+//!   such, leaves coloured by group; `map_trees_linear` the same on the linear axis t;
+//! - `map_root_children`: bars of how many replicates' MAP trees have k children at the root,
+//!   per model;
 //! - `map_search`: the best objective after every search step;
-//! - `mcmc_trace`: the sampler's log joint and number of internal nodes per model and chain
-//!   (Figure 7's trace);
+//! - `mcmc_trace`: the sampler's log joint (probit data: EP's log-likelihood of the 0/1 data,
+//!   log p(Y | tree, times, σ²), not the augmented state's log joint, which falls while the
+//!   auxiliaries spread) and number of internal nodes per model and chain (Figure 7's trace);
 //! - `density`: held-out log predictive density per point, the samples' log marginal likelihood
-//!   and log joint, mean ± sd over splits per model (Figure 6's layout).
+//!   and log joint, mean ± sd over splits per model (Figure 6's layout), stacked; the title
+//!   names the data as a substitute for the paper's.
 
 use super::measures::distinct;
 use super::{PydtConfig, PydtSection, Source};
 use crate::experiment::chart::{
-    format_number, save_chart, Chart, DotRangeChart, DotRangeRow, LineChart, LineSeries,
+    format_number, save_chart, BarChart, BarSeries, Chart, DotRangeChart, DotRangeRow, LineChart, LineSeries,
     TimeDendrogramChart, TimeTreePanel,
 };
 use crate::experiment::kind::Results;
@@ -35,6 +38,32 @@ impl<C: Chart> Chart for Row<'_, C> {
     }
 }
 
+/// Charts of one type stacked, equally high.
+struct Column<'a, C: Chart>(Vec<&'a C>);
+
+impl<C: Chart> Chart for Column<'_, C> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
+        let cells = area.split_evenly((self.0.len().max(1), 1));
+        for (chart, cell) in self.0.iter().zip(&cells) {
+            chart.draw(cell)?;
+        }
+        Ok(())
+    }
+}
+
+/// The name of the MAP objective of `maps.parquet` row `row`: log p(X, T, t) when its
+/// `time_density` is "t", else log p(X, T, s) (tables without the column: the s-density).
+fn objective_name(density: &[String], row: Option<usize>) -> &'static str {
+    match row.and_then(|i| density.get(i)).map(String::as_str) {
+        Some("t") => "log p(X, T, t)",
+        _ => "log p(X, T, s)",
+    }
+}
+
+/// The `time_density` column of `maps.parquet` (empty strings for tables of older versions).
+fn densities(maps: &polars::prelude::DataFrame) -> Vec<String> {
+    str_column(maps, "time_density").unwrap_or_else(|_| vec![String::new(); maps.height()])
+}
 
 /// Draws every figure of the parts the run had.
 pub fn draw(results: &Results, out: &Path) -> Result<()> {
@@ -50,7 +79,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         mcmc_trace(results, &name, out)?;
     }
     if s.density.is_some() {
-        density(results, &name, out)?;
+        density(results, s, &name, out)?;
     }
     Ok(())
 }
@@ -103,6 +132,7 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
         u64_column(&maps, "root_children")?,
         f64_column(&maps, "purity")?,
     );
+    let mdensity = densities(&maps);
     // θ and α of each MAP tree (absent from tables of older versions).
     let (mtheta, malpha) = match (f64_column(&maps, "theta"), f64_column(&maps, "alpha")) {
         (Ok(a), Ok(b)) => (a, b),
@@ -152,8 +182,9 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
         let row = (0..maps.height()).find(|&i| mm[i] == *m && mr[i] == Some(*r));
         let stat = |c: &[Option<f64>]| row.and_then(|i| c[i]);
         let mut title = format!(
-            "{m}{}: log p(X, T, s) {}, {} root children",
+            "{m}{}: {} {}, {} root children",
             params_text(s, m, row.and_then(|i| Some((mtheta[i]?, malpha[i]?)))),
+            objective_name(&mdensity, row),
             format_number(stat(&mobj).unwrap_or(f64::NAN), 1),
             row.and_then(|i| mroot[i])
                 .map_or("?".into(), |k| k.to_string())
@@ -169,21 +200,22 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
     } else {
         "best replicate of each model".to_string()
     };
+    // `map_trees` on an axis spaced by −ln(1 − t): the divergences crowded near t = 1 (the
+    // clusters' fine detail) spread out instead of hiding under the leaf markers;
+    // `map_trees_linear` the same trees on the linear time axis t.
     let mut chart = TimeDendrogramChart {
         title: format!("{name}: MAP trees by greedy Bayesian EM ({which})"),
         panels,
         category_names: groups,
-        time_label: "divergence time t".into(),
-        log_time: false,
+        time_label: "divergence time t (axis spaced by −ln(1 − t))".into(),
+        log_time: true,
     };
     let height = (300 + 24 * most_leaves as u32).clamp(700, 2400);
     let width = (900 * chart.panels.len() as u32).clamp(900, 2400);
     save_chart(&out.join("map_trees"), width, height, &chart)?;
-    // The same trees with the axis spaced by −ln(1 − t): the divergences crowded near t = 1
-    // (the DDT's binary detail) spread out.
-    chart.log_time = true;
-    chart.time_label = "divergence time t (axis spaced by −ln(1 − t))".into();
-    save_chart(&out.join("map_trees_log"), width, height, &chart)?;
+    chart.log_time = false;
+    chart.time_label = "divergence time t (linear axis: merges near t = 1 overlap the leaves; see map_trees)".into();
+    save_chart(&out.join("map_trees_linear"), width, height, &chart)?;
     Ok(())
 }
 
@@ -222,27 +254,26 @@ fn root_children(results: &Results, name: &str, out: &Path) -> Result<()> {
         .map_or(0, |m0| (0..t.height()).filter(|&i| model[i] == *m0).count());
     let series = models
         .iter()
-        .map(|m| LineSeries {
+        .map(|m| BarSeries {
             name: m.clone(),
-            points: (2..=hi)
+            values: (2..=hi)
                 .map(|k| {
-                    let n = (0..t.height())
+                    (0..t.height())
                         .filter(|&i| model[i] == *m && root[i] == Some(k))
-                        .count();
-                    (k as f64, n as f64)
+                        .count() as f64
                 })
                 .collect(),
-            dashed: false,
-            markers: true,
         })
         .collect();
-    let chart = LineChart {
+    let chart = BarChart {
+        categories: (2..=hi as i64).collect(),
         series,
-        title: format!("{name}: children of the MAP tree's root over {reps} replicates"),
+        title: format!(
+            "{name}: children of the MAP tree's root over {reps} {}",
+            if reps == 1 { "replicate" } else { "replicates" }
+        ),
         x_label: "children of the root".into(),
         y_label: "replicates".into(),
-        log_y: false,
-        integer_x: true,
     };
     save_chart(&out.join("map_root_children"), 1100, 650, &chart)?;
     Ok(())
@@ -269,11 +300,20 @@ fn search_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> R
             markers: false,
         })
         .collect();
+    let maps = results.table("maps")?;
+    let (mm, mr, mdensity) = (
+        str_column(&maps, "model")?,
+        u64_column(&maps, "replicate")?,
+        densities(&maps),
+    );
+    let row = shown
+        .first()
+        .and_then(|(m, r)| (0..maps.height()).find(|&i| mm[i] == *m && mr[i] == Some(*r)));
     let chart = LineChart {
         series,
         title: format!("{name}: best objective during the greedy search"),
         x_label: "search step (0: sequential-attachment start after EM)".into(),
-        y_label: "log p(X, T, s) of the best tree".into(),
+        y_label: format!("{} of the best tree", objective_name(&mdensity, row)),
         log_y: false,
         integer_x: true,
     };
@@ -283,13 +323,22 @@ fn search_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> R
 
 fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
     let t = results.table("traces")?;
-    let (model, chain, it, lj, internal) = (
+    let (model, chain, it, internal) = (
         str_column(&t, "model")?,
         u64_column(&t, "chain")?,
         u64_column(&t, "iteration")?,
-        f64_column(&t, "ln_joint")?,
         u64_column(&t, "internal_nodes")?,
     );
+    let probit = f64_column(&t, "aux_mean_square")
+        .map(|c| c.iter().any(Option::is_some))
+        .unwrap_or(false);
+    // Probit data: the 0/1 data's log-likelihood by EP where the table has it. The augmented
+    // state's `ln_joint` includes the auxiliaries and falls while they spread out, and the log
+    // joint's time density swings by hundreds of nats with c (small c favours times near 1).
+    let (lj, observed) = match (probit, f64_column(&t, "ln_likelihood_data")) {
+        (true, Ok(c)) => (c, true),
+        _ => (f64_column(&t, "ln_joint")?, false),
+    };
     let mut keys: Vec<(String, u64)> = Vec::new();
     for i in 0..t.height() {
         if let Some(c) = chain[i] {
@@ -313,11 +362,25 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
             })
             .collect()
     };
+    let (title, y_label) = match (probit, observed) {
+        (true, true) => (
+            format!("{name}: log-likelihood of the 0/1 data (EP, auxiliaries integrated out)"),
+            "log p(Y | tree, times, σ²), EP",
+        ),
+        (true, false) => (
+            format!("{name}: log joint of the augmented state (falls while the auxiliaries spread)"),
+            "log p(Z, tree, times), Z the probit auxiliaries",
+        ),
+        _ => (
+            format!("{name}: log joint of the sampler"),
+            "log p(X, tree, times)",
+        ),
+    };
     let joint = LineChart {
         series: series(&|i| lj[i]),
-        title: format!("{name}: log joint of the sampler"),
+        title,
         x_label: "iteration".into(),
-        y_label: "log p(X, tree, times)".into(),
+        y_label: y_label.into(),
         log_y: false,
         integer_x: true,
     };
@@ -338,7 +401,18 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
-fn density(results: &Results, name: &str, out: &Path) -> Result<()> {
+/// What the density part's data are, for its title: Figure 6 used Adams et al.'s macaque skull
+/// measurements, which are not available here, so any data are a substitute.
+fn density_data(s: &PydtSection) -> String {
+    let what = match s.data.source {
+        Source::Pam50 => "pam50 expression".to_string(),
+        Source::Usps => "USPS digits".to_string(),
+        other => format!("{} data", other.name()),
+    };
+    format!("{what}, a substitute for the paper's macaque skulls")
+}
+
+fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Result<()> {
     let t = results.table("density")?;
     let (model, lp, ll, lj) = (
         str_column(&t, "model")?,
@@ -392,7 +466,11 @@ fn density(results: &Results, name: &str, out: &Path) -> Result<()> {
     let left = chart(
         "ln_predictive",
         &lp,
-        format!("{name}: held-out density ({splits} splits)"),
+        format!(
+            "{name}: held-out density over {splits} {} ({})",
+            if splits == 1 { "split" } else { "splits" },
+            density_data(s_cfg)
+        ),
         "mean log predictive density per held-out point",
     );
     let middle = chart(
@@ -407,12 +485,13 @@ fn density(results: &Results, name: &str, out: &Path) -> Result<()> {
         "log joint of the sampled trees".into(),
         "mean log p(X_train, tree, times) over samples",
     );
-    let row = Row(vec![&left, &middle, &right]);
+    // Stacked, so that the text keeps its size when the figure is shown at page width.
+    let column = Column(vec![&left, &middle, &right]);
     save_chart(
         &out.join("density"),
-        2400,
-        300 + 90 * models.len() as u32,
-        &row,
+        1300,
+        3 * (230 + 80 * models.len() as u32),
+        &column,
     )?;
     Ok(())
 }

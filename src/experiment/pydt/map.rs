@@ -10,6 +10,7 @@ use super::{stream, MapPart, ModelSpec, Observation, PydtSection, Source};
 use crate::experiment::kind::RunContext;
 use crate::experiment::table::Table;
 use crate::pydt::metrics::{dendrogram_purity, subtree_score};
+use crate::pydt::em::TimeDensity;
 use crate::pydt::newick::to_newick;
 use crate::pydt::probit::Binary;
 use crate::pydt::search::{greedy_search, Observations, SearchResult};
@@ -26,6 +27,8 @@ struct Found {
     model: usize,
     replicate: usize,
     result: SearchResult,
+    /// The density the objective is of: "t" or "s" (the final EM's `time_density` resolved).
+    density: &'static str,
     seconds: f64,
 }
 
@@ -53,6 +56,11 @@ fn search(
             em.learn_alpha = false;
         }
     }
+    // Probit fits run EM on EP sites (noisy leaves): always the s-density.
+    let density = match &obs {
+        Observations::Gaussian(leaves) => settings.final_em.density_for(leaves)?,
+        Observations::Probit(_) => TimeDensity::LogScale,
+    };
     let mut rng = StdRng::seed_from_u64(stream(seed, 3, mi, r));
     let t0 = Instant::now();
     let result = greedy_search(&obs, &params, &settings, &mut rng)?;
@@ -60,6 +68,7 @@ fn search(
         model: mi,
         replicate: r,
         result,
+        density: density.key(),
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
@@ -159,6 +168,10 @@ fn write_maps<'a>(
                 .collect::<Vec<_>>(),
         )
         .f64("objective", &x(&|f| f.result.objective))
+        .str(
+            "time_density",
+            &found.iter().map(|f| f.density).collect::<Vec<_>>(),
+        )
         .f64(
             "start_objective",
             &found

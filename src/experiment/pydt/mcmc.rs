@@ -1,6 +1,13 @@
 //! `[pydt.mcmc]`: chains of the collapsed sampler per model (chains in parallel, each on one
 //! core with its own random stream), started from a tree drawn from the model's prior.
 //! Tables: `traces.parquet` (every `thin`-th iteration) and `chains.parquet` (per chain).
+//!
+//! For probit data the sampler's state includes the auxiliaries z, and its `ln_joint` /
+//! `ln_likelihood` are those of the augmented state, log p(Z, T, t) (the 0/1 data are sign(z)):
+//! they fall while z spreads out from its start ±0.5 to its stationary spread, which says nothing
+//! about the trees. `ln_joint_data` / `ln_likelihood_data` are of the observed 0/1 data (EP's
+//! approximation of log p(Y | T, t, σ²), the auxiliaries integrated out), comparable across
+//! iterations; `aux_mean_square` records z's spread.
 
 use super::data::Dataset;
 use super::{stream, McmcPart, ModelSpec, Observation, PydtSection};
@@ -9,8 +16,9 @@ use crate::experiment::table::Table;
 use crate::pydt::generate::sample_tree;
 use crate::pydt::mcmc::{AcceptRule, Data, Hypers, Sampler, Settings};
 use crate::pydt::newick::to_newick;
+use crate::pydt::ep::{self, EpSettings, Sites};
 use crate::pydt::probit::Binary;
-use crate::pydt::{Leaves, PydtTree};
+use crate::pydt::{Leaves, Messages, PydtTree};
 use anyhow::{Context, Result};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -79,21 +87,77 @@ struct State {
     iteration: usize,
     ln_joint: f64,
     ln_likelihood: f64,
+    /// log p(data | T, t, σ²) of the observed data: `ln_likelihood` for Gaussian data; for probit
+    /// data EP's approximation of log p(Y | T, t, σ²), the auxiliaries integrated out.
+    ln_likelihood_data: f64,
+    /// Probit data: the mean square of the auxiliaries z (their spread, which the augmented
+    /// `ln_likelihood` pays for); none for Gaussian data.
+    aux_mean_square: Option<f64>,
     root_children: usize,
     internal: usize,
     params: crate::pydt::Params,
 }
 
-fn record(s: &Sampler, iteration: usize) -> State {
+impl State {
+    /// log p(data, T, t): the observed data's log likelihood plus the tree's prior terms.
+    fn ln_joint_data(&self) -> f64 {
+        self.ln_joint - self.ln_likelihood + self.ln_likelihood_data
+    }
+}
+
+/// EP on the 0/1 data at the sampler's current tree, warm-started from the previous state's
+/// sites (EP is deterministic: the chain's random stream is untouched).
+struct ObservedProbit {
+    binary: Binary,
+    sites: Sites,
+    msgs: Messages,
+}
+
+impl ObservedProbit {
+    fn new(rows: &[Vec<f64>]) -> Result<Self> {
+        let binary = Binary::from_rows(rows)?;
+        Ok(Self {
+            sites: Sites::initial(&binary),
+            binary,
+            msgs: Messages::default(),
+        })
+    }
+
+    fn ln_likelihood(&mut self, s: &Sampler) -> Result<f64> {
+        Ok(ep::run(
+            s.tree(),
+            &self.binary,
+            s.params().sigma2,
+            &mut self.sites,
+            &EpSettings::default(),
+            &mut self.msgs,
+        )?)
+    }
+}
+
+fn record(s: &Sampler, iteration: usize, observed: Option<&mut ObservedProbit>) -> Result<State> {
     let (root_children, internal, _) = shape(s.tree());
-    State {
+    let ln_likelihood = s.ln_likelihood();
+    let ln_likelihood_data = match observed {
+        Some(o) => o.ln_likelihood(s)?,
+        None => ln_likelihood,
+    };
+    let aux_mean_square = match s.data() {
+        Data::Probit { aux, .. } if !aux.mean.is_empty() => {
+            Some(aux.mean.iter().map(|z| z * z).sum::<f64>() / aux.mean.len() as f64)
+        }
+        _ => None,
+    };
+    Ok(State {
         iteration,
         ln_joint: s.ln_joint(),
-        ln_likelihood: s.ln_likelihood(),
+        ln_likelihood,
+        ln_likelihood_data,
+        aux_mean_square,
         root_children,
         internal,
         params: *s.params(),
-    }
+    })
 }
 
 /// One chain.
@@ -125,12 +189,16 @@ fn run_chain(
     let mut rng = StdRng::seed_from_u64(stream(seed, 4, mi, ci));
     let t0 = Instant::now();
     let mut s = start_sampler(model, &data.rows, keys, &mut rng)?;
-    let mut states = vec![record(&s, 0)];
+    let mut observed = match model.observation {
+        Observation::Probit => Some(ObservedProbit::new(&data.rows)?),
+        Observation::Gaussian => None,
+    };
+    let mut states = vec![record(&s, 0, observed.as_mut())?];
     for it in 1..=part.iterations {
         s.iterate(&mut rng)
             .with_context(|| format!("iteration {it}"))?;
         if it % part.thin == 0 || it == part.iterations {
-            states.push(record(&s, it));
+            states.push(record(&s, it, observed.as_mut()).with_context(|| format!("EP at iteration {it}"))?);
         }
     }
     let counts = s.counts();
@@ -194,6 +262,12 @@ fn traces(s: &PydtSection, chains: &[Chain]) -> Table {
         .u64("iteration", &u(&|_, st| st.iteration))
         .f64("ln_joint", &x(&|st| st.ln_joint))
         .f64("ln_likelihood", &x(&|st| st.ln_likelihood))
+        .f64("ln_joint_data", &x(&|st| st.ln_joint_data()))
+        .f64("ln_likelihood_data", &x(&|st| st.ln_likelihood_data))
+        .f64(
+            "aux_mean_square",
+            &rows.iter().map(|(_, st)| st.aux_mean_square).collect::<Vec<_>>(),
+        )
         .u64("root_children", &u(&|_, st| st.root_children))
         .u64("internal_nodes", &u(&|_, st| st.internal))
         .f64("c", &x(&|st| st.params.c))

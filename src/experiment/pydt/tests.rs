@@ -486,7 +486,7 @@ fn map_part_writes_consistent_trees() {
     }
     for f in [
         "map_trees.png",
-        "map_trees_log.svg",
+        "map_trees_linear.svg",
         "map_root_children.png",
         "map_search.png",
     ] {
