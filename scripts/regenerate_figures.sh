@@ -8,6 +8,7 @@
 #   ALL=1 scripts/regenerate_figures.sh                   # the papers' versions of the long-running ones too (about 1 h 45 min)
 #   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
+#   NO_BUILD=1 scripts/regenerate_figures.sh              # use the release binary as built
 #
 # A config with a line starting "# long-running" is skipped unless ALL=1 or it is named; its
 # smoke config covers the same code path. Ends by writing the static HTML report of every results
@@ -16,7 +17,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet || exit 1
+# NO_BUILD=1: use the release binary as it is (CI builds it beside the Python package, with the
+# same dependency features, so that the wheel reuses every dependency build).
+if [ -z "${NO_BUILD:-}" ]; then cargo build --release --quiet || exit 1; fi
 bin="${CARGO_TARGET_DIR:-target}/release/trellis-lab"
 if [ $# -gt 0 ]; then
   configs=("$@")
