@@ -97,6 +97,12 @@ pub(crate) fn sparse_trellis(
     let clusters: Option<Vec<Subset>> = match &trees {
         None => None,
         Some(ts) => {
+            if n > Subset::MAX_LEAVES {
+                return Err(PyValueError::new_err(format!(
+                    "{n} leaves: a sparse trellis holds at most {} (clusters are 64-bit masks)",
+                    Subset::MAX_LEAVES
+                )));
+            }
             let mut out = Vec::new();
             for t in ts {
                 if t.inner.n_leaves() != n {
@@ -104,9 +110,6 @@ pub(crate) fn sparse_trellis(
                         "a tree has {} leaves and the data {n}; give trees over all {n} leaves",
                         t.inner.n_leaves()
                     )));
-                }
-                if n > Subset::MAX_LEAVES {
-                    break; // SparseTrellis::new says the limit
                 }
                 for c in t.inner.clusters() {
                     out.push(
