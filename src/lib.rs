@@ -56,5 +56,6 @@ pub mod numeric;
 pub mod pydt;
 pub mod report;
 pub mod search;
+pub mod simd;
 pub mod subset;
 pub mod tree;

@@ -1,0 +1,234 @@
+//! Eight `f64` lanes for the exact trellis's inner loops, in three instruction sets chosen at
+//! run time: AVX-512 (one 512-bit register), AVX2 with FMA (two 256-bit registers) and plain
+//! scalar code (eight values in an array), behind one trait, [`Lanes`], so that a loop is written
+//! once and compiled three times (each instance inside a function compiled for its instruction
+//! set; the trait's methods are `#[inline(always)]` so that they are compiled with it).
+//!
+//! Two kinds of arithmetic:
+//! - **Exact**: `add`, `sub`, `mul`, `div`, comparisons, selections, [`Lanes::ln`]: the same
+//!   IEEE operations in every instruction set, hence the same bits ([`Lanes::ln`] performs
+//!   [`crate::numeric::ln`]'s operations lane by lane). The trellis's `log psi`, MAP values and
+//!   finite-tree counts use only these, so they are the same on every machine.
+//! - **Accurate**: [`Lanes::fma`] (fused where the hardware has it, a rounded multiply and add
+//!   in the scalar set) and [`Lanes::exp`] (a polynomial with fused steps, relative error under
+//!   1e-15): the log-sum-exp's terms. Their last bits depend on the instruction set (never on the
+//!   thread count or the run).
+//!
+//! [`Isa::detect`] picks the widest set the CPU has; the environment variable
+//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows it (to compare the three in one build).
+
+mod scalar;
+pub use scalar::Scalar8;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
+pub use avx2::Avx2;
+#[cfg(target_arch = "x86_64")]
+pub use avx512::Avx512;
+
+/// An instruction set for the eight-lane loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Plain code, on any CPU.
+    Scalar,
+    /// AVX2 and FMA: two four-lane registers.
+    Avx2,
+    /// AVX-512 (F and DQ): one eight-lane register.
+    Avx512,
+}
+
+impl Isa {
+    /// Every instruction set, narrowest first.
+    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+
+    /// Whether this CPU can run `self`.
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512dq")
+                    && Isa::Avx2.available()
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The widest set this CPU has, narrowed by `TRELLIS_LAB_SIMD` when it is set to one of
+    /// `scalar`, `avx2`, `avx512` (a wider set than the CPU has, or another value, is ignored).
+    pub fn detect() -> Isa {
+        let best = Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|i| i.available())
+            .unwrap_or(Isa::Scalar);
+        match std::env::var("TRELLIS_LAB_SIMD")
+            .ok()
+            .as_deref()
+            .map(Isa::parse)
+        {
+            Some(Some(wanted)) if wanted <= best => wanted,
+            _ => best,
+        }
+    }
+
+    /// `scalar`, `avx2` or `avx512`.
+    pub fn parse(s: &str) -> Option<Isa> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "scalar" => Some(Isa::Scalar),
+            "avx2" => Some(Isa::Avx2),
+            "avx512" => Some(Isa::Avx512),
+            _ => None,
+        }
+    }
+
+    /// The name [`Isa::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+}
+
+impl std::fmt::Display for Isa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Eight `f64` lanes (and eight `u64` lanes, [`Lanes::U`]) with a mask type and a lane
+/// permutation. Every method is `#[inline(always)]` in every implementation, and the SIMD
+/// implementations may only be used inside functions compiled for their instruction set.
+pub trait Lanes: Copy {
+    /// One bit per lane.
+    type M: Copy;
+    /// Eight `u64` lanes.
+    type U: Copy;
+    /// A fixed choice of source lane for each lane ([`Lanes::perm`]).
+    type P: Copy;
+
+    /// The permutation taking lane `idx[l]` (0..8) of the source into lane `l`.
+    fn perm(idx: [u8; 8]) -> Self::P;
+    /// `x` in every lane.
+    fn splat(x: f64) -> Self;
+    /// Lanes `src[0..8]`.
+    fn load(src: &[f64; 8]) -> Self;
+    /// Writes the lanes to `dst`.
+    fn store(self, dst: &mut [f64; 8]);
+    /// `src[i]` in every lane.
+    fn broadcast(src: &[f64; 8], i: usize) -> Self;
+    /// `src[i]` in every `u64` lane.
+    fn broadcast_u(src: &[u64; 8], i: usize) -> Self::U;
+    /// Lanes `src[0..8]`.
+    fn load_u(src: &[u64; 8]) -> Self::U;
+    /// Lane `l` is `src[p[l]]`.
+    fn permute(src: &[f64; 8], p: &Self::P) -> Self;
+    /// Lane `l` is `src[p[l]]`.
+    fn permute_u(src: &[u64; 8], p: &Self::P) -> Self::U;
+    /// Zero in every `u64` lane.
+    fn u_zero() -> Self::U;
+    /// Writes the `u64` lanes to `dst`.
+    fn u_store(u: Self::U, dst: &mut [u64; 8]);
+
+    /// `self + o`.
+    fn add(self, o: Self) -> Self;
+    /// `self - o`.
+    fn sub(self, o: Self) -> Self;
+    /// `self * o`.
+    fn mul(self, o: Self) -> Self;
+    /// `self / o`.
+    fn div(self, o: Self) -> Self;
+    /// The larger of `self` and `o` (`o` where either is NaN).
+    fn max(self, o: Self) -> Self;
+    /// `self * b + c`, fused where the hardware has it (accurate, not exact).
+    fn fma(self, b: Self, c: Self) -> Self;
+    /// `self > o` (false where either is NaN).
+    fn gt(self, o: Self) -> Self::M;
+    /// `self >= o` (false where either is NaN).
+    fn ge(self, o: Self) -> Self::M;
+    /// `self < o` (false where either is NaN).
+    fn lt(self, o: Self) -> Self::M;
+    /// `self == o` (false where either is NaN).
+    fn eq(self, o: Self) -> Self::M;
+    /// `self != o` (true where either is NaN).
+    fn ne(self, o: Self) -> Self::M;
+    /// Lane `l` is `a[l]` where `m` has bit `l`, else `b[l]`.
+    fn select(m: Self::M, a: Self, b: Self) -> Self;
+    /// `a & b`.
+    fn and(a: Self::M, b: Self::M) -> Self::M;
+    /// `a | b`.
+    fn or(a: Self::M, b: Self::M) -> Self::M;
+    /// `a & !b`.
+    fn andnot(a: Self::M, b: Self::M) -> Self::M;
+    /// Bit `l` for lane `l`.
+    fn bits(m: Self::M) -> u8;
+    /// The mask with bit `l` for lane `l`.
+    fn mask(bits: u8) -> Self::M;
+
+    /// [`crate::numeric::ln`] in every lane, operation for operation (the same bits).
+    fn ln(self) -> Self;
+    /// `ln x` for positive normal finite `x`, within `1e-15 (1 + |ln x|)` of [`Lanes::ln`]
+    /// (faster where the instruction set allows, else [`Lanes::ln`] itself:
+    /// [`Lanes::LN_FAST_IS_LN`]).
+    fn ln_fast(self) -> Self;
+    /// Whether [`Lanes::ln_fast`] is [`Lanes::ln`].
+    const LN_FAST_IS_LN: bool;
+    /// `|x|`.
+    fn abs(self) -> Self;
+    /// `e^x`, relative error under 1e-15; 0 for `x < -708`, `-inf` and NaN, `e^709` above 709.
+    fn exp(self) -> Self;
+    /// `(hi, lo) += a * b` (128-bit sums of 64-bit products) in the lanes of `m`. Each product
+    /// must fit in 64 bits.
+    fn count_add(lo: &mut Self::U, hi: &mut Self::U, a: Self::U, b: Self::U, m: Self::M);
+}
+
+/// A computation written once over any [`Lanes`] ([`dispatch`] compiles it per instruction
+/// set). Implementations mark `run` `#[inline(always)]`, so that the whole computation is
+/// compiled inside the instruction set's entry function.
+pub trait WithLanes {
+    /// What the computation returns.
+    type Output;
+    /// The computation over lanes `L`.
+    fn run<L: Lanes>(self) -> Self::Output;
+}
+
+/// Runs `f` with the lanes of `isa`, or of the widest narrower set the CPU has.
+pub fn dispatch<F: WithLanes>(isa: Isa, f: F) -> F::Output {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= Isa::Avx512 && Isa::Avx512.available() {
+            // SAFETY: the CPU has every feature the function is compiled for.
+            return unsafe { run_avx512(f) };
+        }
+        if isa >= Isa::Avx2 && Isa::Avx2.available() {
+            // SAFETY: as above.
+            return unsafe { run_avx2(f) };
+        }
+    }
+    let _ = isa;
+    f.run::<Scalar8>()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+unsafe fn run_avx512<F: WithLanes>(f: F) -> F::Output {
+    f.run::<Avx512>()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2<F: WithLanes>(f: F) -> F::Output {
+    f.run::<Avx2>()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,185 @@
+//! Every instruction set against the scalar definitions: `ln` bit for bit, `exp` to 1e-15,
+//! comparisons and selections with NaN and infinities, permutes and 128-bit count sums.
+
+use super::*;
+
+/// Values that exercise `ln` and `exp`: ordinary, tiny, huge, around the clamps and the
+/// mantissa threshold, infinities and NaN.
+fn samples() -> Vec<f64> {
+    let mut v = vec![
+        1.0,
+        2.0,
+        0.5,
+        std::f64::consts::SQRT_2,
+        f64::from_bits(std::f64::consts::SQRT_2.to_bits() + 1),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        1e-300,
+        1e300,
+        -708.0,
+        -708.0000001,
+        -707.9999,
+        709.0,
+        709.5,
+        -1e-300,
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -745.0,
+        -0.3465,
+        0.3466,
+        60.0,
+        -60.0,
+    ];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..4000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+        v.push((u - 0.5) * 1500.0);
+        v.push(10f64.powf((u - 0.5) * 600.0));
+    }
+    while v.len() % 8 != 0 {
+        v.push(1.0);
+    }
+    v
+}
+
+struct Probe<'a>(&'a [f64]);
+
+/// Per lane: ln, exp, the comparisons' bits, select, a permute.
+type ProbeOut = Vec<([f64; 8], [f64; 8], [u8; 5], [f64; 8], [f64; 8])>;
+
+impl WithLanes for Probe<'_> {
+    type Output = ProbeOut;
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> ProbeOut {
+        let p = L::perm([7, 0, 6, 1, 5, 2, 4, 3]);
+        self.0
+            .chunks_exact(8)
+            .map(|c| {
+                let c: &[f64; 8] = c.try_into().unwrap();
+                let x = L::load(c);
+                let y = L::permute(c, &p);
+                let (mut ln, mut exp, mut sel, mut per) = ([0.0; 8], [0.0; 8], [0.0; 8], [0.0; 8]);
+                x.ln().store(&mut ln);
+                x.exp().store(&mut exp);
+                L::select(x.gt(y), x, y).store(&mut sel);
+                // ln_fast against ln, on its domain.
+                let (mut lf, mut le) = ([0.0; 8], [0.0; 8]);
+                x.ln_fast().store(&mut lf);
+                x.ln().store(&mut le);
+                for l in 0..8 {
+                    if c[l].is_finite() && c[l] >= f64::MIN_POSITIVE {
+                        assert!(
+                            (lf[l] - le[l]).abs() <= 1e-15 * (1.0 + le[l].abs()),
+                            "ln_fast({}) = {} vs ln {}",
+                            c[l],
+                            lf[l],
+                            le[l]
+                        );
+                    }
+                }
+                y.store(&mut per);
+                let bits = [
+                    L::bits(x.gt(y)),
+                    L::bits(x.ge(y)),
+                    L::bits(x.lt(y)),
+                    L::bits(x.eq(y)),
+                    L::bits(x.ne(y)),
+                ];
+                (ln, exp, bits, sel, per)
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn every_isa_matches_the_scalar_definitions() {
+    let xs = samples();
+    let scalar = dispatch(Isa::Scalar, Probe(&xs));
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let got = dispatch(isa, Probe(&xs));
+        for (c, (g, s)) in got.iter().zip(&scalar).enumerate() {
+            for l in 0..8 {
+                let x = xs[8 * c + l];
+                // ln: bit for bit, on its domain (positive normal numbers).
+                if x.is_finite() && x >= f64::MIN_POSITIVE {
+                    assert_eq!(g.0[l].to_bits(), s.0[l].to_bits(), "{isa} ln({x})");
+                    assert_eq!(g.0[l].to_bits(), crate::numeric::ln(x).to_bits());
+                    assert!((g.0[l] - x.ln()).abs() <= 2.3e-16 * x.ln().abs().max(1e-300));
+                }
+                // exp: accurate to 1e-15; 0 for NaN, -inf and below -708.
+                let e = g.1[l];
+                if x.is_nan() || x < -708.0 {
+                    assert_eq!(e, 0.0, "{isa} exp({x})");
+                } else {
+                    let want = x.min(709.0).exp();
+                    assert!(
+                        (e - want).abs() <= 1e-15 * want,
+                        "{isa} exp({x}) = {e}, want {want}"
+                    );
+                }
+            }
+            assert_eq!(g.2, s.2, "{isa} comparison bits");
+            for l in 0..8 {
+                assert_eq!(g.3[l].to_bits(), s.3[l].to_bits(), "{isa} select");
+                assert_eq!(g.4[l].to_bits(), s.4[l].to_bits(), "{isa} permute");
+            }
+        }
+    }
+}
+
+struct Counts;
+
+impl WithLanes for Counts {
+    type Output = ([u64; 8], [u64; 8]);
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> Self::Output {
+        let (mut lo, mut hi) = (L::u_zero(), L::u_zero());
+        let a = [u64::MAX, 3, 1 << 40, 0, 5, u64::MAX / 3, 1 << 63, 12345];
+        let b = [1, 1 << 62, 1 << 23, 9, 7, 3, 1, 67890];
+        let p = L::perm([0, 1, 2, 3, 4, 5, 6, 7]);
+        let (ua, ub) = (L::permute_u(&a, &p), L::permute_u(&b, &p));
+        for i in 0..100u32 {
+            // Lane 3 never, lane 7 on even rounds only.
+            let m = L::mask(if i % 2 == 0 { 0b1111_0111 } else { 0b0111_0111 });
+            L::count_add(&mut lo, &mut hi, ua, ub, m);
+        }
+        let (mut l, mut h) = ([0; 8], [0; 8]);
+        L::u_store(lo, &mut l);
+        L::u_store(hi, &mut h);
+        (l, h)
+    }
+}
+
+#[test]
+fn count_sums_carry_into_the_high_word() {
+    let a = [u64::MAX, 3, 1 << 40, 0, 5, u64::MAX / 3, 1 << 63, 12345];
+    let b = [1u64, 1 << 62, 1 << 23, 9, 7, 3, 1, 67890];
+    let rounds = [100u128, 100, 100, 0, 100, 100, 100, 50];
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let (lo, hi) = dispatch(isa, Counts);
+        for l in 0..8 {
+            let got = (hi[l] as u128) << 64 | lo[l] as u128;
+            assert_eq!(
+                got,
+                rounds[l] * a[l] as u128 * b[l] as u128,
+                "{isa} lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn isa_names_round_trip() {
+    for isa in Isa::ALL {
+        assert_eq!(Isa::parse(isa.name()), Some(isa));
+    }
+    assert_eq!(Isa::parse("sse"), None);
+    assert!(Isa::Scalar.available());
+    assert!(Isa::detect().available());
+}
