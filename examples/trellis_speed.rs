@@ -3,7 +3,9 @@
 //! generated W jet that `configs/scaling.toml` uses for each N (seed 22 + N), and prints each
 //! result's bits so that two builds (or the two trellises) can be compared bit for bit.
 //!
-//! `cargo run --release --example trellis_speed [--map] [N ...]` (default 16 18 20)
+//! `cargo run --release --example trellis_speed [--map | --split-loop] [N ...]` (default 16 18
+//! 20); `--split-loop` times either trellis's path before the eight-lane one (the baseline),
+//! and `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows the instruction set of the eight lanes.
 
 use std::time::Instant;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
@@ -12,17 +14,25 @@ use trellis_lab::exact::{FullTrellis, MapTrellis};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let map_only = args.iter().any(|a| a == "--map");
+    let split_loop = args.iter().any(|a| a == "--split-loop");
     let sizes: Vec<usize> = args
         .iter()
-        .filter(|a| *a != "--map")
-        .map(|a| a.parse().expect("sizes are integers (options: --map)"))
+        .filter(|a| !a.starts_with("--"))
+        .map(|a| {
+            a.parse()
+                .expect("sizes are integers (options: --map, --split-loop)")
+        })
         .collect();
     let sizes = if sizes.is_empty() {
         vec![16, 18, 20]
     } else {
         sizes
     };
-    println!("threads: {}", rayon::current_num_threads());
+    println!(
+        "threads: {}, eight lanes: {}",
+        rayon::current_num_threads(),
+        trellis_lab::simd::Isa::detect()
+    );
     for n in sizes {
         let ds = generate_dataset(
             &GinkgoParams::w_jet(),
@@ -38,7 +48,11 @@ fn main() {
         let splits = (3f64.powi(n as i32) + 1.0) / 2.0 - 2f64.powi(n as i32);
         let t0 = Instant::now();
         if map_only {
-            let t = MapTrellis::build_with_limit(&m, 30).unwrap();
+            let t = if split_loop {
+                MapTrellis::build_split_loop(&m, 30).unwrap()
+            } else {
+                MapTrellis::build_with_limit(&m, 30).unwrap()
+            };
             let s = t0.elapsed().as_secs_f64();
             println!(
                 "N = {n}: {s:.3} s, {:.3e} splits/s; MAP {:016x} ({:.6}); scored {:.2} % of the splits",
@@ -49,7 +63,11 @@ fn main() {
             );
             continue;
         }
-        let t = FullTrellis::build_with_limit(&m, 26).unwrap();
+        let t = if split_loop {
+            FullTrellis::build_split_loop(&m, 26).unwrap()
+        } else {
+            FullTrellis::build_with_limit(&m, 26).unwrap()
+        };
         let s = t0.elapsed().as_secs_f64();
         println!(
             "N = {n}: {s:.3} s, {:.3e} splits/s; log Z {:016x} ({:.6}), MAP {:016x} ({:.6}), count {}, entropy {:016x}",

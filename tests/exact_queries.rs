@@ -8,6 +8,7 @@ use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, JetDataset};
 use trellis_lab::exact::{cluster_marginal, FullTrellis, Marginals, PosteriorSampler};
 use trellis_lab::experiment::stats::chi_square;
 use trellis_lab::model::{log_add_exp, SplitModel};
+use trellis_lab::simd::Isa;
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
@@ -308,10 +309,12 @@ fn beam_seeded_sparse_trellis_lies_between_its_best_seed_and_the_exact_map() {
     }
 }
 
-/// The full trellis's answers are pinned bit for bit to the values the scalar implementation of
-/// 2026-11-24 gave (before the split loop and the Ginkgo kernel were vectorised), on the
-/// generated W jets that `configs/scaling.toml` uses (seed 22 + N). Any change to the order of
-/// the log-sum-exp's terms or to the potential's arithmetic shows up here.
+/// The full trellis's answers are pinned to the values the scalar implementation of 2026-11-24
+/// gave (before the split loop and the Ginkgo kernel were vectorised), on the generated W jets
+/// that `configs/scaling.toml` uses (seed 22 + N), with every instruction set this CPU has: the
+/// MAP value and the count bit for bit (any change to the potential's arithmetic shows up
+/// here), log Z and the entropy to 1e-12 relative (the eight-lane path sums in another order
+/// with another `exp`), and each the same for 1 and 2 threads.
 #[test]
 fn full_trellis_answers_are_pinned_bit_for_bit() {
     // (N, log Z bits, MAP bits, finite trees, entropy bits)
@@ -343,21 +346,30 @@ fn full_trellis_answers_are_pinned_bit_for_bit() {
         )
         .unwrap();
         let m = ds.jets[0].model().unwrap();
-        for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            let t = pool.install(|| FullTrellis::build(&m).unwrap());
-            assert_eq!(t.log_partition().to_bits(), log_z, "log Z, N = {n}");
-            assert_eq!(t.map_log_likelihood().to_bits(), map, "MAP, N = {n}");
-            assert_eq!(t.n_trees_finite(), count, "count, N = {n}");
-            assert_eq!(t.entropy().to_bits(), entropy, "entropy, N = {n}");
-            let rescored = t.map_tree().log_likelihood(&m);
-            assert!(
-                (rescored - f64::from_bits(map)).abs() < 1e-9,
-                "MAP tree rescored, N = {n}"
-            );
+        let close = |got: f64, want: u64| {
+            let want = f64::from_bits(want);
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0)
+        };
+        for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+            let mut bits = Vec::new();
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let t = pool.install(|| FullTrellis::build_with_isa(&m, 32, isa).unwrap());
+                assert!(close(t.log_partition(), log_z), "log Z, N = {n}, {isa}");
+                assert_eq!(t.map_log_likelihood().to_bits(), map, "MAP, N = {n}");
+                assert_eq!(t.n_trees_finite(), count, "count, N = {n}");
+                assert!(close(t.entropy(), entropy), "entropy, N = {n}, {isa}");
+                bits.push((t.log_partition().to_bits(), t.entropy().to_bits()));
+                let rescored = t.map_tree().log_likelihood(&m);
+                assert!(
+                    (rescored - f64::from_bits(map)).abs() < 1e-9,
+                    "MAP tree rescored, N = {n}"
+                );
+            }
+            assert_eq!(bits[0], bits[1], "1 vs 2 threads, N = {n}, {isa}");
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the exact trellis on single Ginkgo jets: log Z + MAP + finite-tree
-//! count + entropy at N = 8 to 18; the MAP-only trellis (`map_trellis`, the same MAP, splits
+//! count + entropy at N = 8 to 18; the eight-lane path with each instruction set (scalar, AVX2,
+//! AVX-512) beside the split loop at N = 12 to 16 (`full_trellis_isa`); the MAP-only trellis (`map_trellis`, the same MAP, splits
 //! skipped by the Ginkgo bound) at N = 12 to 18, each beside the full trellis of the same jet in
 //! the same run; the outside pass (all cluster marginals) and posterior
 //! sampling; and same-run baselines (brute-force enumeration of all trees at N = 8, beam search,
@@ -14,6 +15,7 @@ use trellis_lab::exact::{FullTrellis, MapTrellis, Marginals, PosteriorSampler, S
 use trellis_lab::search::{
     beam_search, beam_search_all, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
 };
+use trellis_lab::simd::Isa;
 use trellis_lab::subset::Subset;
 use trellis_lab::tree::Tree;
 
@@ -45,6 +47,32 @@ fn trellis(c: &mut Criterion) {
                 ))
             })
         });
+    }
+    g.finish();
+}
+
+/// The eight-lane full trellis with each instruction set this CPU has (`scalar`, `avx2`,
+/// `avx512`), beside the split loop (the path before it, four lanes of AVX2 in the Ginkgo
+/// kernel), on the same jets in one run.
+fn trellis_isa(c: &mut Criterion) {
+    let mut g = c.benchmark_group("full_trellis_isa");
+    g.sample_size(10);
+    for n in [12usize, 14, 16] {
+        let m = jet_with(n).model().unwrap();
+        g.bench_with_input(BenchmarkId::new("split_loop", n), &m, |b, m| {
+            b.iter(|| {
+                let t = FullTrellis::build_split_loop(black_box(m), 32).unwrap();
+                black_box(t.log_partition())
+            })
+        });
+        for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+            g.bench_with_input(BenchmarkId::new(isa.name(), n), &m, |b, m| {
+                b.iter(|| {
+                    let t = FullTrellis::build_with_isa(black_box(m), 32, isa).unwrap();
+                    black_box(t.log_partition())
+                })
+            });
+        }
     }
     g.finish();
 }
@@ -184,5 +212,13 @@ fn baselines(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, trellis, map_trellis, queries, sparse, baselines);
+criterion_group!(
+    benches,
+    trellis,
+    trellis_isa,
+    map_trellis,
+    queries,
+    sparse,
+    baselines
+);
 criterion_main!(benches);

@@ -24,9 +24,11 @@
 //! Every cluster's value is computed by one thread in a fixed order, so results are
 //! bit-identical for any thread count.
 
+use super::lanes;
 use super::split_loop::{solve_batch, Cell, Record, Scratch, EMPTY_CELL, LEAF_CELL};
 use super::ExactError;
 use crate::model::SplitModel;
+use crate::simd::Isa;
 use crate::subset::Subset;
 use crate::tree::Tree;
 use rayon::prelude::*;
@@ -108,13 +110,28 @@ pub fn check_memory(
     })
 }
 
+/// `Err` when a full trellis over `n` leaves is above `max_leaves` (or [`MAX_LEAVES`]) or
+/// would not fit in memory, with what it would cost.
+fn check_size<M: SplitModel>(n: usize, max_leaves: usize) -> Result<(), ExactError> {
+    let stat_bytes = std::mem::size_of::<M::Stat>();
+    let cost = TrellisCost::of(n, stat_bytes);
+    if n > max_leaves.min(MAX_LEAVES) {
+        return Err(ExactError::TooManyLeaves {
+            n,
+            limit: max_leaves.min(MAX_LEAVES),
+            cost,
+        });
+    }
+    check_memory(n, &cost, |k| TrellisCost::of(k, stat_bytes).bytes)
+}
+
 /// The full cluster trellis over all subsets of `N` leaves, after the bottom-up pass.
 #[derive(Clone, Debug)]
 pub struct FullTrellis {
     n: usize,
-    cells: Vec<Cell>,
+    pub(super) cells: Vec<Cell>,
     /// The `A` part of each cluster's best split (0 for single leaves).
-    map_split: Vec<u32>,
+    pub(super) map_split: Vec<u32>,
 }
 
 impl FullTrellis {
@@ -129,7 +146,41 @@ impl FullTrellis {
         model: &M,
         max_leaves: usize,
     ) -> Result<FullTrellis, ExactError> {
+        Self::build_with_isa(model, max_leaves, Isa::detect())
+    }
+
+    /// The full trellis by the split loop (one cluster at a time over its splits, the Ginkgo
+    /// kernel four lanes wide), whatever the model: the baseline that the eight-lane path is
+    /// measured against (benches, `examples/trellis_speed`). The same answers as
+    /// [`FullTrellis::build_with_limit`] (log Z and the entropy to 1e-12).
+    #[doc(hidden)]
+    pub fn build_split_loop<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+    ) -> Result<FullTrellis, ExactError> {
         Self::build_tiled(model, max_leaves, Tiling::DEFAULT)
+    }
+
+    /// [`FullTrellis::build_with_limit`] with the vector instructions of `isa` (or the widest
+    /// narrower set the CPU has) for the Ginkgo model's eight-lane path (`exact::lanes`); other
+    /// models go through the split loop whatever `isa` says. The MAP values, MAP trees and
+    /// counts are the same for every `isa`; log Z and the entropy agree to 1e-12.
+    pub fn build_with_isa<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        isa: Isa,
+    ) -> Result<FullTrellis, ExactError> {
+        let n = model.n_leaves();
+        let Some(ginkgo) = model.as_ginkgo().filter(|_| n >= lanes::MIN_LEAVES) else {
+            return Self::build_tiled(model, max_leaves, Tiling::DEFAULT);
+        };
+        check_size::<M>(n, max_leaves)?;
+        let (cells, map_split) = lanes::build(ginkgo, isa, &crate::cancel::Cancel::new())?;
+        Ok(FullTrellis {
+            n,
+            cells,
+            map_split,
+        })
     }
 
     /// [`FullTrellis::build_with_limit`] with the clusters of each size visited in batches as
@@ -143,16 +194,7 @@ impl FullTrellis {
         if n == 0 {
             return Err(ExactError::Empty);
         }
-        let cost = TrellisCost::of(n, std::mem::size_of::<M::Stat>());
-        if n > max_leaves.min(MAX_LEAVES) {
-            return Err(ExactError::TooManyLeaves {
-                n,
-                limit: max_leaves.min(MAX_LEAVES),
-                cost,
-            });
-        }
-        let stat_bytes = std::mem::size_of::<M::Stat>();
-        check_memory(n, &cost, |k| TrellisCost::of(k, stat_bytes).bytes)?;
+        check_size::<M>(n, max_leaves)?;
         let stats = model.stat_table()?;
         // The records are read in a scattered order: back them by 2 MiB pages where the system
         // allows it (before first touch), so that a read costs no TLB miss (with 4 KiB pages the

@@ -18,6 +18,7 @@ use super::full::{batches, Tiling};
 use super::split_loop::{for_each_step, prefetch, shared_high, whole_run, PREFETCH};
 use super::ExactError;
 use crate::model::{Siblings, SplitModel};
+use crate::simd::Isa;
 use crate::subset::Subset;
 use crate::tree::Tree;
 use rayon::prelude::*;
@@ -61,10 +62,10 @@ struct Record<S> {
 #[derive(Clone, Debug)]
 pub struct MapTrellis {
     n: usize,
-    map: Vec<f64>,
+    pub(super) map: Vec<f64>,
     /// The `A` part of each cluster's best split (0 for single leaves and clusters with no
     /// finite tree).
-    map_split: Vec<u32>,
+    pub(super) map_split: Vec<u32>,
     splits_visited: u64,
     splits_scored: u64,
 }
@@ -77,6 +78,51 @@ impl MapTrellis {
 
     /// Runs the MAP-only trellis for `model`, refusing `N > max_leaves` (and always `N > 32`).
     pub fn build_with_limit<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+    ) -> Result<MapTrellis, ExactError> {
+        Self::build_with_isa(model, max_leaves, Isa::detect())
+    }
+
+    /// [`MapTrellis::build_with_limit`] with the vector instructions of `isa` (or the widest
+    /// narrower set the CPU has) for the Ginkgo model's eight-lane path
+    /// (`exact::lanes::map`); other models go through the split loop. The MAP values and MAP
+    /// trees are the same for every `isa` (only [`MapTrellis::splits_scored`] differs).
+    pub fn build_with_isa<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        isa: Isa,
+    ) -> Result<MapTrellis, ExactError> {
+        let n = model.n_leaves();
+        let Some(ginkgo) = model.as_ginkgo().filter(|_| n >= super::lanes::MIN_LEAVES) else {
+            return Self::build_tiled(model, max_leaves, TILING);
+        };
+        if n > max_leaves.min(MAX_LEAVES) {
+            return Err(ExactError::TooLarge {
+                what: "the MAP-only trellis",
+                n,
+                limit: max_leaves.min(MAX_LEAVES),
+            });
+        }
+        // Blocks of 32 bytes per subset, the statistics (24) and a back-pointer per cluster.
+        let per_subset = (32 + std::mem::size_of::<M::Stat>() + 4) as f64;
+        let cost = super::full::TrellisCost::of(n, std::mem::size_of::<M::Stat>());
+        super::full::check_memory(n, &cost, |k| 2f64.powi(k as i32) * per_subset)?;
+        let out = super::lanes::map::build(ginkgo, isa, &crate::cancel::Cancel::new())?;
+        let visited = 3u64.pow(n as u32).div_ceil(2) - (1u64 << n);
+        Ok(MapTrellis {
+            n,
+            map: out.map,
+            map_split: out.map_split,
+            splits_visited: visited,
+            splits_scored: out.scored,
+        })
+    }
+
+    /// The MAP-only trellis by the split loop (one cluster at a time), whatever the model:
+    /// the baseline of the eight-lane path (`examples/trellis_speed`). The same answers.
+    #[doc(hidden)]
+    pub fn build_split_loop<M: SplitModel>(
         model: &M,
         max_leaves: usize,
     ) -> Result<MapTrellis, ExactError> {

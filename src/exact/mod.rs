@@ -3,6 +3,7 @@
 pub mod astar;
 pub mod bounds;
 pub mod full;
+mod lanes;
 pub mod map_trellis;
 pub mod marginals;
 pub mod rank;

@@ -193,9 +193,34 @@ impl GinkgoModel {
     /// `log psi` of one split (the same value, bit for bit, as the vectorised
     /// [`SplitModel::log_psi_siblings`] and [`SplitModel::log_psi_batch`]).
     #[inline(always)]
-    fn split_kernel(&self, a: &GinkgoStat, b: &GinkgoStat, p: &GinkgoStat, root: bool) -> f64 {
+    pub(crate) fn split_kernel(
+        &self,
+        a: &GinkgoStat,
+        b: &GinkgoStat,
+        p: &GinkgoStat,
+        root: bool,
+    ) -> f64 {
         let (head, tail, arg) = self.split_parts(a, b, p, root);
         head + (tail - crate::numeric::ln(arg))
+    }
+
+    /// The constants of `log psi` shared by every split of a parent with statistics `p` (`root`:
+    /// the parent is the whole jet), as the vectorised full trellis uses them; `None` when every
+    /// split of it is forbidden (`t(P)` below the cut or NaN).
+    pub(crate) fn parent_consts(&self, p: &GinkgoStat, root: bool) -> Option<ParentConsts> {
+        if p.t.is_nan() || p.t < self.t_cut {
+            return None;
+        }
+        let r = if root { &self.rates[1] } else { &self.rates[0] };
+        // Grouped as `split_parts` and `siblings_avx2` group them.
+        Some(ParentConsts {
+            c_head: r.log_lambda - p.log_t,
+            lam_tp1: r.lambda / p.t,
+            constant: r.constant,
+            log_lambda: r.log_lambda,
+            lambda: r.lambda,
+            sqrt_p: p.sqrt_t,
+        })
     }
 
     /// `out[k] = log psi` of split `k`, with the `ln` of a block of splits taken at once.
@@ -224,6 +249,20 @@ impl GinkgoModel {
     }
 }
 
+/// What [`GinkgoModel::parent_consts`] gives: for the splits of one allowed parent,
+/// `log psi = (constant + (c_head - t_hi lam_tp1)) + ((log_lambda - lambda t_lo / tp2) - ln tp2)`
+/// with `tp2 = (sqrt_p - sqrt(t_hi))^2`, where both children are clusters and `tp2` is a normal
+/// finite number (the other cases go through [`GinkgoModel::split_kernel`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ParentConsts {
+    pub(crate) c_head: f64,
+    pub(crate) lam_tp1: f64,
+    pub(crate) constant: f64,
+    pub(crate) log_lambda: f64,
+    pub(crate) lambda: f64,
+    pub(crate) sqrt_p: f64,
+}
+
 const LOG_4PI: f64 = 2.531_024_246_969_290_7; // ln(4π)
 
 /// `Ok(v)` when `v` is a positive finite number, else [`ModelError::BadParameter`].
@@ -241,6 +280,10 @@ fn positive(name: &'static str, value: f64, typical: f64) -> Result<f64, ModelEr
 
 impl SplitModel for GinkgoModel {
     type Stat = GinkgoStat;
+
+    fn as_ginkgo(&self) -> Option<&GinkgoModel> {
+        Some(self)
+    }
 
     fn n_leaves(&self) -> usize {
         self.leaves.len()

@@ -98,6 +98,12 @@ pub trait SplitModel: Sync {
         |_: &Self::Stat, _: &Self::Stat| f64::INFINITY
     }
 
+    /// The Ginkgo model behind `self`, for which the full trellis has a vectorised path
+    /// (`exact::lanes`); `None` (the default) for other models.
+    fn as_ginkgo(&self) -> Option<&GinkgoModel> {
+        None
+    }
+
     /// `log psi(A, B)` for disjoint non-empty clusters `A` and `B`.
     fn log_psi(&self, a: Subset, b: Subset) -> f64 {
         let sa = self.stat(a);

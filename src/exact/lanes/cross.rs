@@ -1,0 +1,526 @@
+//! The lane trellis's inner loop: the splits of a group's parents whose upper parts are both
+//! proper (see the module docs of [`super`]), sixteen slots in two vectors of eight lanes,
+//! written once over [`Lanes`] and compiled per instruction set.
+
+use super::{Acc, Block, Kernel, KernelBlock, Tables, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
+use crate::model::ginkgo::ParentConsts;
+use crate::simd::{dispatch, Isa, Lanes, WithLanes};
+
+/// A term more than this above a slot's reference moves the reference (e^600 times 2^32
+/// terms stays far below the largest `f64`).
+const RESCALE: f64 = 600.0;
+
+/// How many upper parts ahead the loop prefetches both blocks.
+pub(super) const PREFETCH: usize = 4;
+
+/// Runs the loop for group `g` (at least two upper leaves) with the lanes of `isa`, adding
+/// every slot's sums into `acc` (by parent lane).
+pub(super) fn run(
+    t: &Tables<'_>,
+    g: u64,
+    consts: &[Option<ParentConsts>; 8],
+    acc: &mut [Acc; 8],
+    isa: Isa,
+) {
+    // Parents of 20 or more leaves may have children whose counts exceed 64 bits: their
+    // products are taken in scalar 128-bit arithmetic.
+    let wide = g.count_ones() + 3 >= 20;
+    let job = Cross { t, g, consts, acc };
+    if wide {
+        dispatch(isa, Wide(job));
+    } else {
+        dispatch(isa, job);
+    }
+}
+
+struct Cross<'a, 'b> {
+    t: &'a Tables<'b>,
+    g: u64,
+    consts: &'a [Option<ParentConsts>; 8],
+    acc: &'a mut [Acc; 8],
+}
+
+struct Wide<'a, 'b>(Cross<'a, 'b>);
+
+impl WithLanes for Cross<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<L: Lanes>(self) {
+        cross::<L, false>(self)
+    }
+}
+
+impl WithLanes for Wide<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<L: Lanes>(self) {
+        cross::<L, true>(self.0)
+    }
+}
+
+/// How a vector of slots reads its children's fields from the two blocks: as they are and
+/// one broadcast value (the first vector: lane pairs `(l, 0)`), or by permutes (the second).
+pub(super) trait Fetch<L: Lanes> {
+    fn a(&self, src: &[f64; 8]) -> L;
+    fn b(&self, src: &[f64; 8]) -> L;
+    fn a_u(&self, src: &[u64; 8]) -> L::U;
+    fn b_u(&self, src: &[u64; 8]) -> L::U;
+}
+
+/// Lane `l` of the first child is lane `l` of its block; every lane of the second is lane 0.
+pub(super) struct Direct;
+
+impl<L: Lanes> Fetch<L> for Direct {
+    #[inline(always)]
+    fn a(&self, src: &[f64; 8]) -> L {
+        L::load(src)
+    }
+    #[inline(always)]
+    fn b(&self, src: &[f64; 8]) -> L {
+        L::broadcast(src, 0)
+    }
+    #[inline(always)]
+    fn a_u(&self, src: &[u64; 8]) -> L::U {
+        L::load_u(src)
+    }
+    #[inline(always)]
+    fn b_u(&self, src: &[u64; 8]) -> L::U {
+        L::broadcast_u(src, 0)
+    }
+}
+
+/// Both children's lanes by permutes.
+pub(super) struct Permuted<L: Lanes> {
+    pub(super) pa: L::P,
+    pub(super) pb: L::P,
+}
+
+impl<L: Lanes> Fetch<L> for Permuted<L> {
+    #[inline(always)]
+    fn a(&self, src: &[f64; 8]) -> L {
+        L::permute(src, &self.pa)
+    }
+    #[inline(always)]
+    fn b(&self, src: &[f64; 8]) -> L {
+        L::permute(src, &self.pb)
+    }
+    #[inline(always)]
+    fn a_u(&self, src: &[u64; 8]) -> L::U {
+        L::permute_u(src, &self.pa)
+    }
+    #[inline(always)]
+    fn b_u(&self, src: &[u64; 8]) -> L::U {
+        L::permute_u(src, &self.pb)
+    }
+}
+
+impl<L: Lanes> Permuted<L> {
+    /// The second vector's lane pairs.
+    pub(super) fn second() -> Self {
+        Permuted {
+            pa: L::perm(std::array::from_fn(|l| SLOT_A[8 + l])),
+            pb: L::perm(std::array::from_fn(|l| SLOT_B[8 + l])),
+        }
+    }
+}
+
+/// Both vectors' [`Step`]s for group `g`.
+pub(super) fn steps<'a, 'b, L: Lanes>(
+    k: &'a Kernel<'b>,
+    g: u64,
+    vs: &'a [Slots<L>; 2],
+) -> [Step<'a, 'b, L>; 2] {
+    [0, 1].map(|v| Step { k, g, v, c: &vs[v] })
+}
+
+/// Runs `$body` with `$a`, `$ba`, `$bb` bound to the upper parts `a` of `g` other than the
+/// empty set and `g`, in descending order, and the blocks `a` and `g - a`, prefetching the
+/// blocks [`PREFETCH`] parts ahead. (A macro, not a function taking a closure: a closure is
+/// compiled without its caller's target features, so its SIMD code would not be inlined.)
+macro_rules! for_each_upper {
+    ($blocks:expr, $g:expr, |$a:ident, $ba:ident, $bb:ident| $body:block) => {{
+        let (blocks, g) = ($blocks, $g);
+        let mut $a = (g - 1) & g;
+        let mut ahead = $a;
+        for _ in 0..$crate::exact::lanes::cross::PREFETCH {
+            ahead = ahead.wrapping_sub(1) & g;
+        }
+        while $a != 0 {
+            $crate::exact::lanes::cross::prefetch_block(&blocks[ahead as usize]);
+            $crate::exact::lanes::cross::prefetch_block(&blocks[(g ^ ahead) as usize]);
+            ahead = ahead.wrapping_sub(1) & g;
+            let ($ba, $bb) = (&blocks[$a as usize], &blocks[(g ^ $a) as usize]);
+            $body
+            $a = ($a - 1) & g;
+        }
+    }};
+}
+pub(super) use for_each_upper;
+
+impl<L: Lanes> Slots<L> {
+    /// The live lanes for the upper parts `(a, g - a)`: the zero slot's split of the parent `8g`
+    /// is one only when `a` holds the lowest leaf of `g`.
+    #[inline(always)]
+    pub(super) fn live_for(&self, a: u64, g: u64) -> L::M {
+        if a & g & g.wrapping_neg() != 0 {
+            L::or(self.live, self.zero)
+        } else {
+            self.live
+        }
+    }
+}
+
+/// One vector of slots: the parents' constants and which lanes are live.
+pub(super) struct Slots<L: Lanes> {
+    pub(super) c_head: L,
+    pub(super) lam_tp1: L,
+    pub(super) constant: L,
+    pub(super) log_lambda: L,
+    pub(super) lambda: L,
+    pub(super) sqrt_p: L,
+    /// Slots of allowed parents, the zero slot left out.
+    pub(super) live: L::M,
+    /// The zero slot, when its parent is allowed.
+    pub(super) zero: L::M,
+}
+
+/// One vector of slots' running sums. The MAP split is kept as `8a` (the slot gives the lanes);
+/// within a slot the splits come with `a` descending, so a strictly larger value is the only
+/// update (among equal values the first, with the largest `A`, stays).
+#[derive(Clone, Copy)]
+struct Sums<L: Lanes> {
+    /// Reference of the log-sum-exp, and the reference plus [`RESCALE`].
+    m: L,
+    m_up: L,
+    s: L,
+    es: L,
+    best: L,
+    best_a: L,
+    lo: L::U,
+    hi: L::U,
+}
+
+#[inline(always)]
+pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> Slots<L> {
+    let mut f = [[0.0f64; 8]; 6];
+    let (mut live, mut zero) = (0u8, 0u8);
+    for l in 0..8 {
+        let j = 8 * v + l;
+        let (x, y) = (SLOT_A[j], SLOT_B[j]);
+        if let Some(c) = consts[(x | y) as usize] {
+            let values = [
+                c.c_head,
+                c.lam_tp1,
+                c.constant,
+                c.log_lambda,
+                c.lambda,
+                c.sqrt_p,
+            ];
+            for (field, value) in f.iter_mut().zip(values) {
+                field[l] = value;
+            }
+            if j == ZERO_SLOT {
+                zero |= 1 << l;
+            } else if j < USED_SLOTS {
+                live |= 1 << l;
+            }
+        }
+    }
+    Slots {
+        c_head: L::load(&f[0]),
+        lam_tp1: L::load(&f[1]),
+        constant: L::load(&f[2]),
+        log_lambda: L::load(&f[3]),
+        lambda: L::load(&f[4]),
+        sqrt_p: L::load(&f[5]),
+        live: L::mask(live),
+        zero: L::mask(zero),
+    }
+}
+
+/// Asks for every cache line of `b` (a hint).
+#[inline(always)]
+pub(super) fn prefetch_block<T>(b: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = b as *const T as *const i8;
+        for line in 0..std::mem::size_of::<T>().div_ceil(64) {
+            // SAFETY: prefetching is a hint and never faults.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    p.wrapping_add(64 * line),
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
+/// What one vector of slots needs in the loop.
+pub(super) struct Step<'a, 'b, L: Lanes> {
+    pub(super) k: &'a Kernel<'b>,
+    pub(super) g: u64,
+    /// Which vector (0 or 1).
+    pub(super) v: usize,
+    pub(super) c: &'a Slots<L>,
+}
+
+#[inline(always)]
+fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
+    let Cross { t, g, consts, acc } = job;
+    let blocks = t.blocks;
+    let vs = [slots::<L>(0, consts), slots::<L>(1, consts)];
+    let fresh = Sums {
+        m: L::splat(f64::NEG_INFINITY),
+        m_up: L::splat(f64::NEG_INFINITY),
+        s: L::splat(0.0),
+        es: L::splat(0.0),
+        best: L::splat(f64::NEG_INFINITY),
+        best_a: L::splat(0.0),
+        lo: L::u_zero(),
+        hi: L::u_zero(),
+    };
+    let (mut s0, mut s1) = (fresh, fresh);
+    let mut wide_counts = [[0u128; 8]; 2];
+    let direct = Direct;
+    let permuted = Permuted::<L>::second();
+    let [step0, step1] = steps(&t.k, g, &vs);
+    let live1 = L::bits(vs[1].live) != 0;
+    for_each_upper!(blocks, g, |a, ba, bb| {
+        let live0 = vs[0].live_for(a, g);
+        // Both vectors' potentials first, then both vectors' sums: two independent chains of
+        // dependent operations side by side for the out-of-order core.
+        let lp0 =
+            (L::bits(live0) != 0).then(|| log_psi::<L, Block>(&step0, &direct, a, ba, bb, live0));
+        let lp1 = live1.then(|| log_psi::<L, Block>(&step1, &permuted, a, ba, bb, vs[1].live));
+        if let Some(lp) = lp0 {
+            step::<L, WIDE>(
+                t,
+                &step0,
+                &direct,
+                lp,
+                a,
+                ba,
+                bb,
+                &mut s0,
+                &mut wide_counts[0],
+            );
+        }
+        if let Some(lp) = lp1 {
+            step::<L, WIDE>(
+                t,
+                &step1,
+                &permuted,
+                lp,
+                a,
+                ba,
+                bb,
+                &mut s1,
+                &mut wide_counts[1],
+            );
+        }
+    });
+    // Merge the slots into their parents.
+    for (v, x) in [s0, s1].iter().enumerate() {
+        let mut f = [[0.0f64; 8]; 5];
+        let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
+        x.m.store(&mut f[0]);
+        x.s.store(&mut f[1]);
+        x.es.store(&mut f[2]);
+        x.best.store(&mut f[3]);
+        x.best_a.store(&mut f[4]);
+        L::u_store(x.lo, &mut lo);
+        L::u_store(x.hi, &mut hi);
+        for l in 0..8 {
+            let j = 8 * v + l;
+            if j >= USED_SLOTS {
+                continue;
+            }
+            let p = &mut acc[(SLOT_A[j] | SLOT_B[j]) as usize];
+            p.add_sums(f[0][l], f[1][l], f[2][l]);
+            p.add_map(f[3][l], f[4][l] as u64 | SLOT_A[j] as u64);
+            p.add_count(if WIDE {
+                wide_counts[v][l]
+            } else {
+                (hi[l] as u128) << 64 | lo[l] as u128
+            });
+        }
+    }
+}
+
+/// One vector of slots for the upper parts `(a, g - a)` (blocks `ba`, `bb`), given its
+/// `log psi`: the log-sum-exp, `E`, MAP and count sums.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn step<L: Lanes, const WIDE: bool>(
+    t: &Tables<'_>,
+    st: &Step<'_, '_, L>,
+    f: &impl Fetch<L>,
+    psi: Psi<L>,
+    a: u64,
+    ba: &Block,
+    bb: &Block,
+    x: &mut Sums<L>,
+    wide_counts: &mut [u128; 8],
+) {
+    let lp = psi.lp;
+    let lza = f.a(&ba.lz);
+    let lzb = f.b(&bb.lz);
+    let z = lp.add(lza).add(lzb);
+    // Move the reference of the slots where z is far above it.
+    let up = z.gt(x.m_up);
+    if L::bits(up) != 0 {
+        let m = L::select(up, z, x.m);
+        let r = L::select(up, x.m.sub(m).exp(), L::splat(1.0));
+        x.s = x.s.mul(r);
+        x.es = x.es.mul(r);
+        x.m = m;
+        x.m_up = m.add(L::splat(RESCALE));
+    }
+    let w = z.sub(x.m).exp();
+    x.s = x.s.add(w);
+    let e = lp.add(f.a(&ba.ee)).add(f.b(&bb.ee));
+    x.es = L::select(w.gt(L::splat(0.0)), w.fma(e, x.es), x.es);
+    // MAP: a strictly larger value (see `Sums`), from the exact `log psi`, which is needed
+    // only where the upper bound exceeds the best so far (a new maximum or nearly one).
+    let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
+    let up = psi.lp_up.add(ma).add(mb).gt(x.best);
+    if L::bits(up) != 0 {
+        let val = psi.exact().add(ma).add(mb);
+        let upd = L::and(up, val.gt(x.best));
+        x.best = L::select(upd, val, x.best);
+        x.best_a = L::select(upd, L::splat((a << 3) as f64), x.best_a);
+    }
+    // Count: splits with a finite potential and children with finite trees.
+    let ninf = L::splat(f64::NEG_INFINITY);
+    let valid = L::and(L::and(lp.ne(ninf), lza.ne(ninf)), lzb.ne(ninf));
+    if WIDE {
+        let bits = L::bits(valid);
+        let b = st.g ^ a;
+        for (l, wc) in wide_counts.iter_mut().enumerate() {
+            if bits >> l & 1 == 1 {
+                let j = 8 * st.v + l;
+                let ca = t.cell((a << 3) | SLOT_A[j] as u64).cnt;
+                let cb = t.cell((b << 3) | SLOT_B[j] as u64).cnt;
+                *wc = wc.wrapping_add(ca.wrapping_mul(cb));
+            }
+        }
+    } else {
+        L::count_add(&mut x.lo, &mut x.hi, f.a_u(&ba.cnt), f.b_u(&bb.cnt), valid);
+    }
+}
+
+/// `log psi` of one vector of slots, and what its exact value needs.
+pub(super) struct Psi<L: Lanes> {
+    /// `log psi` with [`Lanes::ln_fast`] (exact in the lanes outside `fast`, `-inf` outside
+    /// the live lanes).
+    pub(super) lp: L,
+    /// An upper bound on the exact `log psi` (computed with a lower bound on `ln tp2`, so that
+    /// rounding, being monotone, keeps it above the exact value): a lane's MAP value can only
+    /// grow where this one does.
+    pub(super) lp_up: L,
+    pub(super) head: L,
+    pub(super) tail: L,
+    pub(super) tp2: L,
+    /// Live lanes whose `lp` came from `ln_fast`.
+    pub(super) fast: L::M,
+}
+
+impl<L: Lanes> Psi<L> {
+    /// The exact `log psi` ([`crate::model::GinkgoModel`]'s operations, the same bits).
+    #[inline(always)]
+    pub(super) fn exact(&self) -> L {
+        L::select(
+            self.fast,
+            self.head.add(self.tail.sub(self.tp2.ln())),
+            self.lp,
+        )
+    }
+}
+
+/// `log psi` of one vector of slots for the upper parts `(a, g - a)`: the Ginkgo kernel's
+/// operations in the same order as [`crate::model::GinkgoModel`]'s scalar and AVX2 kernels
+/// (with [`Lanes::ln_fast`] for the log-sum-exp; [`Psi::exact`] gives the same bits), its
+/// special cases (a leaf child, a degenerate `tp2`) by the scalar kernel, and `-inf` outside
+/// `live`.
+#[inline(always)]
+pub(super) fn log_psi<L: Lanes, B: KernelBlock>(
+    st: &Step<'_, '_, L>,
+    f: &impl Fetch<L>,
+    a: u64,
+    ba: &B,
+    bb: &B,
+    live: L::M,
+) -> Psi<L> {
+    let c = st.c;
+    let ta = f.a(ba.t());
+    let tb = f.b(bb.t());
+    let qa = f.a(ba.q());
+    let qb = f.b(bb.q());
+    // hi = a where t(a) >= t(b) (false for NaN), else b.
+    let a_hi = ta.ge(tb);
+    let t_hi = L::select(a_hi, ta, tb);
+    let q_hi = L::select(a_hi, qa, qb);
+    let t_lo = L::select(a_hi, tb, ta);
+    let g1 = c.c_head.sub(t_hi.mul(c.lam_tp1));
+    let head = c.constant.add(g1);
+    let d = c.sqrt_p.sub(q_hi);
+    let tp2 = d.mul(d);
+    let tail = c.log_lambda.sub(c.lambda.mul(t_lo).div(tp2));
+    let ln = tp2.ln_fast();
+    let lp = head.add(tail.sub(ln));
+    let lp_up = if L::LN_FAST_IS_LN {
+        lp
+    } else {
+        let ln_down = ln.sub(
+            ln.abs()
+                .fma(L::splat(LN_FAST_MARGIN), L::splat(LN_FAST_MARGIN)),
+        );
+        head.add(tail.sub(ln_down))
+    };
+    let zero = L::splat(0.0);
+    let ok = L::and(
+        L::and(t_lo.gt(zero), t_hi.gt(zero)),
+        L::and(
+            tp2.ge(L::splat(f64::MIN_POSITIVE)),
+            tp2.lt(L::splat(f64::INFINITY)),
+        ),
+    );
+    let fix = L::bits(L::andnot(live, ok));
+    let ninf = L::splat(f64::NEG_INFINITY);
+    let fast = L::and(live, ok);
+    if fix == 0 {
+        return Psi {
+            lp: L::select(live, lp, ninf),
+            lp_up: L::select(live, lp_up, ninf),
+            head,
+            tail,
+            tp2,
+            fast,
+        };
+    }
+    let mut out = [0.0f64; 8];
+    lp.store(&mut out);
+    let b = st.g ^ a;
+    for (l, o) in out.iter_mut().enumerate() {
+        if fix >> l & 1 == 1 {
+            let j = 8 * st.v + l;
+            *o =
+                st.k.log_psi((a << 3) | SLOT_A[j] as u64, (b << 3) | SLOT_B[j] as u64);
+        }
+    }
+    let exact = L::load(&out);
+    Psi {
+        lp: L::select(fast, lp, L::select(live, exact, ninf)),
+        lp_up: L::select(fast, lp_up, L::select(live, exact, ninf)),
+        head,
+        tail,
+        tp2,
+        fast,
+    }
+}
+
+/// [`Lanes::ln_fast`]'s distance from [`Lanes::ln`] is below `1e-15 (1 + |ln|)`; four times that.
+const LN_FAST_MARGIN: f64 = 4e-15;

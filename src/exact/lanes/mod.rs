@@ -1,0 +1,406 @@
+//! The full trellis for the Ginkgo model in eight SIMD lanes ([`crate::simd`]): the same log Z
+//! (to 1e-12), and the same MAP values, MAP splits and finite-tree counts, bit for bit, as the
+//! split loop ([`super::split_loop`]), in a quarter of its time.
+//!
+//! **Layout.** The subsets of the `N` leaves go in blocks of eight: block `g` holds the subsets
+//! `8g + s`, i.e. the leaves `g` of the upper `N - 3` ("upper part") and any subset `s` of the
+//! lowest three leaves ("lane"). A block keeps, per field, eight contiguous values: log Z, MAP,
+//! `E[log phi]`, the count's low word, `t` and `sqrt t` (384 bytes, six cache lines).
+//!
+//! **Splits.** A split `(A, B)` of `S = 8g + s` has upper parts `(a, g - a)` and lanes
+//! `(x, s - x)`. For every upper part `a` of `g` other than the empty set and `g` itself, the
+//! blocks `a` and `g - a` hold the children of 13 splits of the parents `8g + s`, `s != 0`
+//! (the lane pairs `(x, s - x)` with the lowest leaf of `s` in `x`), and of one split of the
+//! parent `8g` (lanes `(0, 0)`, when `a` holds the lowest leaf of `g`). Sixteen slots in two
+//! vectors take these 14 pairs; each field of each child is one in-register permute of its
+//! block (no gathers), and every slot keeps its own running sums. The splits with upper parts
+//! `(0, g)` and `(g, 0)` read the parent's own block, so they are done afterwards, in scalar
+//! code, lane by lane in order of size.
+//!
+//! **Sums.** Each slot's log-sum-exp runs around a reference `M` that moves up only when a
+//! term exceeds it by 600 (so the running sum never overflows, one rescaling in a few
+//! thousand terms); slots are merged per parent at the end. The MAP is the largest value, ties
+//! to the largest `A` (the first in the split loop's order), so it does not depend on the
+//! order of visit; the count is an exact integer sum. Every group of parents is computed by one
+//! thread in a fixed order: the results are the same for any thread count.
+
+mod cross;
+pub(super) mod map;
+
+use super::split_loop::{Cell, EMPTY_CELL, LEAF_CELL};
+use super::ExactError;
+use crate::cancel::Cancel;
+use crate::model::ginkgo::{GinkgoModel, GinkgoStat, ParentConsts};
+use crate::model::SplitModel;
+use crate::simd::Isa;
+use crate::subset::Subset;
+use rayon::prelude::*;
+
+/// Fewest leaves the lane trellis takes (three lane leaves and at least one upper leaf).
+pub(crate) const MIN_LEAVES: usize = 4;
+
+/// Eight subsets' values, field by field (see the module docs).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub(super) struct Block {
+    pub(super) lz: [f64; 8],
+    pub(super) mp: [f64; 8],
+    pub(super) ee: [f64; 8],
+    /// Low 64 bits of the finite-tree count (the high bits are in [`Tables::cnt_hi`]).
+    pub(super) cnt: [u64; 8],
+    pub(super) t: [f64; 8],
+    pub(super) q: [f64; 8],
+}
+
+/// What the Ginkgo kernel's scalar path needs: the model, every subset's statistics, the jet.
+pub(super) struct Kernel<'a> {
+    pub(super) model: &'a GinkgoModel,
+    pub(super) stats: &'a [GinkgoStat],
+    /// The whole jet's bits.
+    pub(super) full: u64,
+}
+
+impl Kernel<'_> {
+    /// The exact `log psi` of the split `(a, b)` (the scalar kernel).
+    #[inline]
+    pub(super) fn log_psi(&self, a: u64, b: u64) -> f64 {
+        let p = a | b;
+        let s = self.stats;
+        self.model.split_kernel(
+            &s[a as usize],
+            &s[b as usize],
+            &s[p as usize],
+            p == self.full,
+        )
+    }
+
+    /// The constants of the parents `8g + s` (`None`: a single leaf, the empty set, or every
+    /// split forbidden).
+    fn consts(&self, g: u64) -> [Option<ParentConsts>; 8] {
+        let u = g.count_ones();
+        std::array::from_fn(|s| {
+            let i = (g << 3) | s as u64;
+            if u + (s as u32).count_ones() < 2 {
+                return None;
+            }
+            self.model
+                .parent_consts(&self.stats[i as usize], i == self.full)
+        })
+    }
+}
+
+/// Where a block keeps `t` and `sqrt t` (the kernel's inputs).
+pub(super) trait KernelBlock {
+    fn t(&self) -> &[f64; 8];
+    fn q(&self) -> &[f64; 8];
+}
+
+impl KernelBlock for Block {
+    #[inline(always)]
+    fn t(&self) -> &[f64; 8] {
+        &self.t
+    }
+    #[inline(always)]
+    fn q(&self) -> &[f64; 8] {
+        &self.q
+    }
+}
+
+/// What a group's parents read: the kernel and the finished blocks.
+pub(super) struct Tables<'a> {
+    pub(super) k: Kernel<'a>,
+    pub(super) blocks: &'a [Block],
+    pub(super) cnt_hi: &'a [[u64; 8]],
+}
+
+impl Tables<'_> {
+    /// The finished values of subset `i`.
+    #[inline]
+    fn cell(&self, i: u64) -> Vals {
+        let (b, l) = ((i >> 3) as usize, (i & 7) as usize);
+        let x = &self.blocks[b];
+        Vals {
+            lz: x.lz[l],
+            mp: x.mp[l],
+            ee: x.ee[l],
+            cnt: (self.cnt_hi[b][l] as u128) << 64 | x.cnt[l] as u128,
+        }
+    }
+}
+
+/// One subset's results.
+#[derive(Clone, Copy, Debug)]
+struct Vals {
+    lz: f64,
+    mp: f64,
+    ee: f64,
+    cnt: u128,
+}
+
+impl Vals {
+    fn of(c: &Cell) -> Vals {
+        Vals {
+            lz: c.log_z,
+            mp: c.map,
+            ee: c.mean_log_phi,
+            cnt: c.count(),
+        }
+    }
+}
+
+/// The 16 slots' lane pairs `(x, s - x)`, by vector. The first vector holds the pairs `(x, 0)`:
+/// slot 0 is the parent `8g`'s split (lanes `(0, 0)`), slots 1-7 the parents `x` (so that the
+/// first child's fields are its block as it is and the second's one broadcast value); the
+/// second vector holds the six pairs with both lanes non-empty, and two unused slots. With the
+/// lowest leaf of `s` in `x`, these are the 13 splits of the parents `s != 0` and one of `0`.
+pub(super) const SLOT_A: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 1, 3, 5, 0, 0];
+pub(super) const SLOT_B: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 4, 6, 4, 2, 0, 0];
+/// The slot of the parent `8g` (lanes `(0, 0)`).
+pub(super) const ZERO_SLOT: usize = 0;
+/// Slots in use.
+pub(super) const USED_SLOTS: usize = 14;
+
+/// A parent's running sums, in scalar code: the log-sum-exp `s = sum e^(z - m)` and
+/// `es = sum e^(z - m) E`, the MAP value and split, the count.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Acc {
+    m: f64,
+    s: f64,
+    es: f64,
+    best: f64,
+    best_a: u64,
+    count: u128,
+}
+
+impl Acc {
+    pub(super) const NEW: Acc = Acc {
+        m: f64::NEG_INFINITY,
+        s: 0.0,
+        es: 0.0,
+        best: f64::NEG_INFINITY,
+        best_a: 0,
+        count: 0,
+    };
+
+    /// Adds `s` and `es`, summed around `m`.
+    pub(super) fn add_sums(&mut self, m: f64, s: f64, es: f64) {
+        // Nothing to add (no term, or only zero terms); NaN sums are dropped as well.
+        if s.is_nan() || s <= 0.0 {
+            return;
+        }
+        if m > self.m {
+            let f = (self.m - m).exp();
+            self.s = self.s * f + s;
+            self.es = self.es * f + es;
+            self.m = m;
+        } else {
+            let f = (m - self.m).exp();
+            self.s += s * f;
+            self.es += es * f;
+        }
+    }
+
+    /// Takes value `v` with split `a` as the MAP when it is larger, or equal and `a` is larger
+    /// (the split loop's first in order).
+    pub(super) fn add_map(&mut self, v: f64, a: u64) {
+        if v > self.best || (v == self.best && v != f64::NEG_INFINITY && a > self.best_a) {
+            self.best = v;
+            self.best_a = a;
+        }
+    }
+
+    pub(super) fn add_count(&mut self, c: u128) {
+        self.count = self.count.wrapping_add(c);
+    }
+
+    /// One split with `log psi = lp`, `A = a` and children's values `x`, `y`.
+    fn add_split(&mut self, lp: f64, a: u64, x: Vals, y: Vals) {
+        let z = lp + x.lz + y.lz;
+        if z.is_finite() {
+            self.add_sums(z, 1.0, lp + x.ee + y.ee);
+        }
+        self.add_map(lp + x.mp + y.mp, a);
+        let ninf = f64::NEG_INFINITY;
+        if lp != ninf && x.lz != ninf && y.lz != ninf {
+            self.add_count(x.cnt.wrapping_mul(y.cnt));
+        }
+    }
+
+    /// The parent's cell and MAP split.
+    fn finish(&self) -> (Cell, u32) {
+        if self.count == 0 {
+            return (EMPTY_CELL, 0);
+        }
+        (
+            Cell {
+                log_z: self.m + self.s.ln(),
+                map: self.best,
+                mean_log_phi: self.es / self.s,
+                n_finite: [self.count as u64, (self.count >> 64) as u64],
+            },
+            self.best_a as u32,
+        )
+    }
+}
+
+/// A group's eight cells and MAP splits, by lane.
+struct GroupOut {
+    cells: [Cell; 8],
+    splits: [u32; 8],
+}
+
+/// Lanes in order of size (a lane's local splits read the smaller lanes of its own block).
+pub(super) const LANE_ORDER: [u64; 8] = [0, 1, 2, 4, 3, 5, 6, 7];
+
+/// Solves the eight parents `8g + s`.
+fn solve_group(t: &Tables<'_>, g: u64, isa: Isa) -> GroupOut {
+    let u = g.count_ones();
+    let base = g << 3;
+    let consts = t.k.consts(g);
+    let mut acc = [Acc::NEW; 8];
+    if u >= 2 && consts.iter().any(Option::is_some) {
+        cross::run(t, g, &consts, &mut acc, isa);
+    }
+    let mut out = GroupOut {
+        cells: [EMPTY_CELL; 8],
+        splits: [0; 8],
+    };
+    for s in LANE_ORDER {
+        let k = u + s.count_ones();
+        let i = base | s;
+        let (cell, split) = match (k, &consts[s as usize]) {
+            (0, _) => (EMPTY_CELL, 0),
+            (1, _) => (LEAF_CELL, 0),
+            (_, None) => (EMPTY_CELL, 0),
+            (_, Some(_)) => {
+                let a = &mut acc[s as usize];
+                if s != 0 {
+                    local_splits(t, g, s, &out.cells, a);
+                }
+                let _ = i;
+                a.finish()
+            }
+        };
+        out.cells[s as usize] = cell;
+        out.splits[s as usize] = split;
+    }
+    out
+}
+
+/// The splits of `8g + s` (`s != 0`) whose upper parts are `(0, g)` or `(g, 0)`: one child is
+/// in the parent's own block (`own`, lanes smaller than `s` finished), the other in block 0.
+fn local_splits(t: &Tables<'_>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) {
+    let base = g << 3;
+    let low = s & s.wrapping_neg();
+    let rest = s ^ low;
+    let lane = |x: u64| -> Vals {
+        if g == 0 {
+            Vals::of(&own[x as usize])
+        } else {
+            t.cell(x)
+        }
+    };
+    let mut sub = rest;
+    loop {
+        let x = low | sub;
+        let y = s ^ x;
+        // A = x (block 0), B = 8g + y (own block): a split only when g is not empty.
+        if g != 0 {
+            let (a, b) = (x, base | y);
+            acc.add_split(t.k.log_psi(a, b), a, t.cell(a), Vals::of(&own[y as usize]));
+        }
+        // A = 8g + x (own block), B = y (block 0): y must not be empty.
+        if y != 0 {
+            let (a, b) = (base | x, y);
+            acc.add_split(t.k.log_psi(a, b), a, Vals::of(&own[x as usize]), lane(y));
+        }
+        if sub == 0 {
+            break;
+        }
+        sub = (sub - 1) & rest;
+    }
+}
+
+/// The full trellis of a Ginkgo model over `N >=` [`MIN_LEAVES`] leaves: every cell and MAP
+/// split, indexed by bitmask.
+pub(super) fn build(
+    model: &GinkgoModel,
+    isa: Isa,
+    cancel: &Cancel,
+) -> Result<(Vec<Cell>, Vec<u32>), ExactError> {
+    let n = model.n_leaves();
+    debug_assert!(n >= MIN_LEAVES);
+    let stats = model.stat_table()?;
+    if stats.len() != 1usize << n {
+        return Err(ExactError::BadStatTable {
+            len: stats.len(),
+            n,
+        });
+    }
+    let n_blocks = 1usize << (n - 3);
+    let mut blocks: Vec<Block> = Vec::with_capacity(n_blocks);
+    crate::memory::advise_huge_pages(&blocks);
+    blocks.extend(stats.chunks_exact(8).map(|c| Block {
+        lz: [f64::NEG_INFINITY; 8],
+        mp: [f64::NEG_INFINITY; 8],
+        ee: [0.0; 8],
+        cnt: [0; 8],
+        t: std::array::from_fn(|l| c[l].t),
+        q: std::array::from_fn(|l| c[l].sqrt_t),
+    }));
+    let mut cnt_hi = vec![[0u64; 8]; n_blocks];
+    let mut map_split = vec![0u32; 1usize << n];
+    let upper = n - 3;
+    for u in 0..=upper {
+        let groups: Vec<u64> = if u == 0 {
+            vec![0]
+        } else {
+            Subset::of_size(upper, u).map(|s| s.bits()).collect()
+        };
+        let tables = Tables {
+            k: Kernel {
+                model,
+                stats: &stats,
+                full: Subset::full(n).bits(),
+            },
+            blocks: &blocks,
+            cnt_hi: &cnt_hi,
+        };
+        let outs: Vec<Option<GroupOut>> = groups
+            .par_iter()
+            .map(|&g| (!cancel.is_cancelled()).then(|| solve_group(&tables, g, isa)))
+            .collect();
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
+        for (&g, o) in groups.iter().zip(outs) {
+            let o = o.expect("not cancelled");
+            let (b, h) = (&mut blocks[g as usize], &mut cnt_hi[g as usize]);
+            for (l, c) in o.cells.iter().enumerate() {
+                b.lz[l] = c.log_z;
+                b.mp[l] = c.map;
+                b.ee[l] = c.mean_log_phi;
+                b.cnt[l] = c.n_finite[0];
+                h[l] = c.n_finite[1];
+            }
+            map_split[(g << 3) as usize..(g << 3) as usize + 8].copy_from_slice(&o.splits);
+        }
+    }
+    drop(stats);
+    let cells = blocks
+        .iter()
+        .zip(&cnt_hi)
+        .flat_map(|(b, h)| {
+            (0..8).map(move |l| Cell {
+                log_z: b.lz[l],
+                map: b.mp[l],
+                mean_log_phi: b.ee[l],
+                n_finite: [b.cnt[l], h[l]],
+            })
+        })
+        .collect();
+    Ok((cells, map_split))
+}
+
+#[cfg(test)]
+mod tests;

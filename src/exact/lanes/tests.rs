@@ -1,0 +1,169 @@
+//! The lane trellis against the split loop, on every instruction set this CPU has: every
+//! cluster's MAP value, MAP split and count bit for bit, log Z and the posterior mean
+//! log-likelihood to 1e-12; on generated jets of 4 to 13 leaves, with a raised cut (many
+//! forbidden clusters), a separate root rate, and non-physical four-vectors (negative masses,
+//! the scalar kernel's special cases); and the same bits for 1 and 2 threads.
+
+use super::super::full::{FullTrellis, Tiling};
+use crate::data::ginkgo::{generate_dataset, GinkgoParams};
+use crate::model::{GinkgoModel, SplitModel};
+use crate::simd::Isa;
+use crate::subset::Subset;
+
+fn models() -> Vec<(String, GinkgoModel)> {
+    let mut out = Vec::new();
+    for (params, seed, lo, hi) in [
+        (GinkgoParams::qcd(), 41, 4, 9),
+        (GinkgoParams::qcd(), 42, 10, 13),
+        (GinkgoParams::w_jet(), 43, 8, 13),
+    ] {
+        let ds = generate_dataset(&params, 10, lo, hi, seed, 200_000, "lanes").unwrap();
+        for j in &ds.jets {
+            let m = j.model().unwrap();
+            out.push((format!("{} n={}", j.name, m.n_leaves()), m.clone()));
+            // A cut in the middle of the jet's masses forbids many clusters; a separate root rate.
+            let raised = GinkgoModel::new(m.leaves().to_vec(), 40.0 * m.t_cut(), m.lambda())
+                .unwrap()
+                .with_root_rate(3.0 * m.lambda())
+                .unwrap();
+            out.push((format!("{} raised cut", j.name), raised));
+        }
+    }
+    // Non-physical four-vectors: clusters with negative or zero squared mass, equal masses.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for n in [4usize, 6, 9, 11] {
+        let leaves: Vec<[f64; 4]> = (0..n)
+            .map(|i| {
+                if i % 4 == 3 {
+                    [5.0, 3.0, 4.0, 0.0] // massless, repeated
+                } else {
+                    [
+                        20.0 * next(),
+                        10.0 * next() - 5.0,
+                        10.0 * next() - 5.0,
+                        10.0 * next(),
+                    ]
+                }
+            })
+            .collect();
+        out.push((
+            format!("random n={n}"),
+            GinkgoModel::new(leaves, 1.0, 1.5).unwrap(),
+        ));
+    }
+    out
+}
+
+/// Asserts that `got` (lane trellis) and `want` (split loop) agree on every cluster.
+fn compare(what: &str, got: &FullTrellis, want: &FullTrellis) -> f64 {
+    let n = want.n_leaves();
+    let mut worst = 0.0f64;
+    for b in 1..1u64 << n {
+        let s = Subset(b);
+        let (g, w) = (&got.cells[b as usize], &want.cells[b as usize]);
+        assert_eq!(g.map.to_bits(), w.map.to_bits(), "{what} {b:#x}: MAP");
+        assert_eq!(g.count(), w.count(), "{what} {b:#x}: count");
+        assert_eq!(
+            got.map_split[b as usize], want.map_split[b as usize],
+            "{what} {b:#x}: MAP split"
+        );
+        if w.log_z == f64::NEG_INFINITY || g.log_z == f64::NEG_INFINITY {
+            assert_eq!(g.log_z, w.log_z, "{what} {b:#x}: log Z");
+            continue;
+        }
+        let rel = (g.log_z - w.log_z).abs() / w.log_z.abs().max(1.0);
+        assert!(
+            rel <= 1e-12,
+            "{what} {b:#x}: log Z {} vs {}",
+            g.log_z,
+            w.log_z
+        );
+        worst = worst.max(rel);
+        let e = (g.mean_log_phi - w.mean_log_phi).abs() / w.mean_log_phi.abs().max(1.0);
+        assert!(
+            e <= 1e-12,
+            "{what} {b:#x}: E {} vs {}",
+            g.mean_log_phi,
+            w.mean_log_phi
+        );
+        let _ = s;
+    }
+    assert_eq!(got.map_tree(), want.map_tree(), "{what}: MAP tree");
+    worst
+}
+
+#[test]
+fn lanes_match_the_split_loop_on_every_isa() {
+    let isas: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.available()).collect();
+    let mut worst = 0.0f64;
+    for (name, m) in models() {
+        let want = FullTrellis::build_tiled(&m, 32, Tiling::DEFAULT).unwrap();
+        for &isa in &isas {
+            let got = FullTrellis::build_with_isa(&m, 32, isa).unwrap();
+            worst = worst.max(compare(&format!("{name} {isa}"), &got, &want));
+        }
+    }
+    println!("largest relative log Z difference: {worst:e} ({isas:?})");
+}
+
+#[test]
+fn lanes_give_the_same_bits_for_one_and_two_threads() {
+    let ds = generate_dataset(&GinkgoParams::w_jet(), 1, 14, 14, 44, 1_000_000, "t").unwrap();
+    let m = ds.jets[0].model().unwrap();
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| FullTrellis::build_with_isa(&m, 32, isa).unwrap())
+        };
+        let (one, two) = (run(1), run(2));
+        for b in 1..1usize << m.n_leaves() {
+            let (x, y) = (&one.cells[b], &two.cells[b]);
+            assert_eq!(x.log_z.to_bits(), y.log_z.to_bits(), "{isa} {b:#x}");
+            assert_eq!(x.mean_log_phi.to_bits(), y.mean_log_phi.to_bits());
+            assert_eq!(x.map.to_bits(), y.map.to_bits());
+            assert_eq!(x.count(), y.count());
+        }
+        assert_eq!(one.map_split, two.map_split);
+    }
+}
+
+#[test]
+fn map_lanes_match_the_full_trellis_on_every_isa() {
+    use crate::exact::MapTrellis;
+    let isas: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.available()).collect();
+    for (name, m) in models() {
+        let want = FullTrellis::build_tiled(&m, 32, Tiling::DEFAULT).unwrap();
+        let old = MapTrellis::build_split_loop(&m, 32).unwrap();
+        for &isa in &isas {
+            let got = MapTrellis::build_with_isa(&m, 32, isa).unwrap();
+            for b in 1..1usize << m.n_leaves() {
+                let w = want.cells[b].map;
+                assert_eq!(
+                    got.map[b].to_bits(),
+                    w.to_bits(),
+                    "{name} {isa} {b:#x}: MAP"
+                );
+                assert_eq!(
+                    old.map[b].to_bits(),
+                    w.to_bits(),
+                    "{name} split loop {b:#x}"
+                );
+                if w != f64::NEG_INFINITY {
+                    assert_eq!(got.map_split[b], want.map_split[b], "{name} {isa} {b:#x}");
+                }
+            }
+            assert_eq!(got.map_tree(), want.map_tree(), "{name} {isa}");
+            assert_eq!(got.splits_visited(), old.splits_visited());
+            assert!(got.splits_scored() <= got.splits_visited());
+        }
+    }
+}
