@@ -1,16 +1,24 @@
 //! Times the flat cluster trellis: build (log Z + MAP) and all pairwise marginals, for random
 //! signed affinities at N = 16 and N = 20 (or the sizes given as arguments).
 //!
-//! `cargo run --release --example flat_speed [N ...]`
+//! `cargo run --release --example flat_speed [--split-loop] [N ...]`: `--split-loop` times the
+//! path before the eight lanes (the baseline); `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows
+//! the lanes' instruction set.
 
 use std::time::Instant;
 use trellis_lab::data::graphs::signed_uniform_weights;
 use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("sizes are integers"))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let split_loop = args.iter().any(|a| a == "--split-loop");
+    let sizes: Vec<usize> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .map(|a| {
+            a.parse()
+                .expect("sizes are integers (option: --split-loop)")
+        })
         .collect();
     let sizes = if sizes.is_empty() {
         vec![16, 20]
@@ -21,7 +29,11 @@ fn main() {
     for n in sizes {
         let model = PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64).unwrap());
         let t0 = Instant::now();
-        let trellis = FlatTrellis::build(&model).unwrap();
+        let trellis = if split_loop {
+            FlatTrellis::build_split_loop(&model, 32).unwrap()
+        } else {
+            FlatTrellis::build(&model).unwrap()
+        };
         let build = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let p = trellis.pairwise_marginals();

@@ -50,14 +50,16 @@ pub struct TrellisCost {
     pub ns_per_split: f64,
 }
 
-/// Measured cost of one split evaluation (log Z, MAP, count and entropy; Ginkgo model), in
-/// nanoseconds of one core, while the record table fits the 32 MiB L3 cache (N <= 19): CPU time
-/// of N = 17 to 19 on one thread of the reference machine (AMD EPYC, Zen 4, 2.6 GHz, 2 cores).
-pub const NS_PER_SPLIT_IN_CACHE: f64 = 14.0;
+/// Measured cost of one split evaluation (log Z, MAP, count and entropy; Ginkgo model, eight
+/// AVX-512 lanes), in nanoseconds of one core, while the tables fit the 32 MiB L3 cache: N = 20
+/// on the reference machine (AMD EPYC, Zen 4, 2 cores), 4.03 s of wall time for 1.74e9 splits.
+/// Without AVX-512 (AVX2 or scalar lanes) and for other models (the split loop) a split costs
+/// 2 to 3 times as much.
+pub const NS_PER_SPLIT_IN_CACHE: f64 = 4.6;
 
 /// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores
-/// (1,262 s of wall time for 1.41e11 splits, with large clusters in batches, [`Tiling`]).
-pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 18.0;
+/// (406 s of wall time for 1.41e11 splits; the largest groups of parents read from memory).
+pub const NS_PER_SPLIT_BEYOND_CACHE: f64 = 5.8;
 
 impl TrellisCost {
     /// The cost of a full trellis over `n` leaves whose model keeps `stat_bytes` per subset.

@@ -3,7 +3,7 @@
 pub mod astar;
 pub mod bounds;
 pub mod full;
-mod lanes;
+pub(crate) mod lanes;
 pub mod map_trellis;
 pub mod marginals;
 pub mod rank;
@@ -24,7 +24,7 @@ pub use sparse::{SparseResult, SparseTrellis};
 pub enum ExactError {
     /// The instance is too large for the full trellis.
     #[error(
-        "N = {n} leaves is above the exact-trellis limit of {limit}: the full trellis would need about {} of memory and {:.1e} split evaluations, ~{} on 2 cores at the measured {:.0} ns per split and core (time grows 3x and memory 2x per leaf); use beam search, greedy or A* (`exact::astar`) for this instance, the MAP-only trellis (`exact::MapTrellis`, config key `map_trellis`) for its exact MAP alone (about 7 min and 1 GiB at N = 24), or raise the limit (config key `max_exact_leaves`) if the machine has the memory",
+        "N = {n} leaves is above the exact-trellis limit of {limit}: the full trellis would need about {} of memory and {:.1e} split evaluations, ~{} on 2 cores at the measured {:.1} ns per split and core (time grows 3x and memory 2x per leaf); use beam search, greedy or A* (`exact::astar`) for this instance, the MAP-only trellis (`exact::MapTrellis`, config key `map_trellis`) for its exact MAP alone (about 2.5 min and 1.1 GiB at N = 24), or raise the limit (config key `max_exact_leaves`) if the machine has the memory",
         human_bytes(.cost.bytes), .cost.splits, human_seconds(.cost.seconds), .cost.ns_per_split
     )]
     TooManyLeaves {

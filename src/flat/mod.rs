@@ -71,6 +71,7 @@
 pub mod convolution;
 pub mod correlation;
 pub mod enumerate;
+mod lanes;
 pub mod perturb;
 pub mod sparse;
 pub mod trellis;

@@ -9,9 +9,10 @@
 //!
 //! That is `2^(|S|-1)` terms per subset, `(3^N - 1) / 2` in all. Subsets are processed layer by
 //! layer in increasing size, each layer in parallel (rayon); each subset is computed by one
-//! thread in a fixed order (`T` in decreasing numeric order, four running sums of
-//! [`crate::numeric::exp`] combined the same way, vectorised with AVX2 when available), so every
-//! number is bit-identical for any thread count.
+//! thread in a fixed order (`T` in decreasing numeric order, eight running sums of the
+//! exponentials combined the same way, [`crate::simd::sum_exp`] with the widest instruction set
+//! the CPU has: AVX-512, AVX2 or scalar code), so every number is bit-identical for any thread
+//! count.
 //!
 //! After the pass, the marginal of a cluster is `P(C) = E(C) Z(U \ C) / Z(U)` (Section 3.3),
 //! `O(1)` per cluster and `O(2^N)` for all of them ([`FlatTrellis::cluster_marginals`]); the
@@ -20,21 +21,21 @@
 
 use super::{check_cluster, check_energy, ClusterEnergy, FlatError};
 use crate::model::log_add_exp;
-use crate::numeric::sum_exp;
+use crate::simd::{sum_exp, Isa};
 use crate::subset::Subset;
 use rayon::prelude::*;
 
 /// Default largest `N` [`FlatTrellis::build`] accepts (about 450 MiB of tables and 1.4e11
-/// terms, roughly 8 minutes on two cores, at this size; see [`FlatCost`]).
+/// terms, roughly 2 minutes on two cores, at this size; see [`FlatCost`]).
 pub const DEFAULT_MAX_POINTS: usize = 24;
 
 /// Largest `N` any full flat trellis accepts (back-pointers are stored as `u32`).
 pub const MAX_POINTS: usize = 32;
 
 /// Terms (one `log E + log Z` addition, max and exponential each) per second on two cores,
-/// measured on the development machine (release build, 3.0e8 at N = 20); used only for the
-/// estimate in errors.
-const TERMS_PER_SECOND: f64 = 3e8;
+/// measured on the development machine (release build, eight AVX-512 lanes, 1.4e9 at N = 20;
+/// 4.4e8 without the lanes); used only for the estimate in errors.
+const TERMS_PER_SECOND: f64 = 1.4e9;
 
 /// What a full flat trellis over `N` points costs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -99,10 +100,53 @@ impl FlatTrellis {
         model: &E,
         max_points: usize,
     ) -> Result<FlatTrellis, FlatError> {
+        Self::build_with_isa(model, max_points, Isa::detect())
+    }
+
+    /// [`FlatTrellis::build_with_limit`] with the eight lanes of `isa` (or the widest narrower
+    /// set the CPU has; `flat::lanes`, from 4 points). The MAP values and clusterings are the
+    /// same for every `isa` and as [`FlatTrellis::build_split_loop`]'s; log Z agrees to 1e-12.
+    pub fn build_with_isa<E: ClusterEnergy + ?Sized>(
+        model: &E,
+        max_points: usize,
+        isa: Isa,
+    ) -> Result<FlatTrellis, FlatError> {
         let n = model.n_points();
         check_size(n, max_points)?;
         let log_energy = super::checked_table(model)?;
         check_table(&log_energy)?;
+        if n < crate::exact::lanes::MIN_LEAVES {
+            return Self::split_loop(n, log_energy);
+        }
+        let (cells, map_cluster) =
+            super::lanes::build(&log_energy, isa, &crate::cancel::Cancel::new())
+                .ok_or(FlatError::Cancelled)?;
+        Ok(FlatTrellis {
+            n,
+            log_energy,
+            cells: cells
+                .into_iter()
+                .map(|(log_z, map)| Cell { log_z, map })
+                .collect(),
+            map_cluster,
+        })
+    }
+
+    /// The flat trellis one subset at a time over its terms (the path before the eight lanes):
+    /// the baseline of benches and `examples/flat_speed`.
+    #[doc(hidden)]
+    pub fn build_split_loop<E: ClusterEnergy + ?Sized>(
+        model: &E,
+        max_points: usize,
+    ) -> Result<FlatTrellis, FlatError> {
+        let n = model.n_points();
+        check_size(n, max_points)?;
+        let log_energy = super::checked_table(model)?;
+        check_table(&log_energy)?;
+        Self::split_loop(n, log_energy)
+    }
+
+    fn split_loop(n: usize, log_energy: Vec<f64>) -> Result<FlatTrellis, FlatError> {
         let mut cells = vec![NONE; 1usize << n];
         cells[0] = Cell {
             log_z: 0.0,
@@ -392,7 +436,7 @@ fn finish(buf: &[f64], zmax: f64, best: f64) -> Cell {
         return NONE;
     }
     Cell {
-        log_z: zmax + sum_exp(buf, zmax).ln(),
+        log_z: zmax + sum_exp(Isa::detect(), buf, zmax).ln(),
         map: best,
     }
 }

@@ -62,8 +62,15 @@ impl Isa {
     }
 
     /// The widest set this CPU has, narrowed by `TRELLIS_LAB_SIMD` when it is set to one of
-    /// `scalar`, `avx2`, `avx512` (a wider set than the CPU has, or another value, is ignored).
+    /// `scalar`, `avx2`, `avx512` (a wider set than the CPU has, or another value, is ignored);
+    /// read once per process.
     pub fn detect() -> Isa {
+        static DETECTED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        *DETECTED.get_or_init(Isa::detect_now)
+    }
+
+    /// [`Isa::detect`] without its cache (it is read once per process).
+    fn detect_now() -> Isa {
         let best = Isa::ALL
             .into_iter()
             .rev()
@@ -216,6 +223,40 @@ pub fn dispatch<F: WithLanes>(isa: Isa, f: F) -> F::Output {
     }
     let _ = isa;
     f.run::<Scalar8>()
+}
+
+/// `sum_k e^(z_k - zmax)` (terms below `zmax - 708` count as 0), eight lanes at a time with
+/// the lanes of `isa`: eight running sums in slice order, combined pairwise, so the result
+/// depends on `isa` but never on the thread count.
+pub fn sum_exp(isa: Isa, z: &[f64], zmax: f64) -> f64 {
+    dispatch(isa, SumExp { z, zmax })
+}
+
+struct SumExp<'a> {
+    z: &'a [f64],
+    zmax: f64,
+}
+
+impl WithLanes for SumExp<'_> {
+    type Output = f64;
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> f64 {
+        let m = L::splat(self.zmax);
+        let mut acc = L::splat(0.0);
+        let chunks = self.z.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            let c: &[f64; 8] = c.try_into().expect("chunks of eight");
+            acc = acc.add(L::load(c).sub(m).exp());
+        }
+        // The last terms, padded with -inf (whose exponential is 0).
+        let mut last = [f64::NEG_INFINITY; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        acc = acc.add(L::load(&last).sub(m).exp());
+        let mut a = [0.0f64; 8];
+        acc.store(&mut a);
+        ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

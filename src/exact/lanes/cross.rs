@@ -11,7 +11,7 @@ use crate::simd::{dispatch, Isa, Lanes, WithLanes};
 const RESCALE: f64 = 600.0;
 
 /// How many upper parts ahead the loop prefetches both blocks.
-pub(super) const PREFETCH: usize = 4;
+pub(crate) const PREFETCH: usize = 4;
 
 /// Runs the loop for group `g` (at least two upper leaves) with the lanes of `isa`, adding
 /// every slot's sums into `acc` (by parent lane).
@@ -60,7 +60,7 @@ impl WithLanes for Wide<'_, '_> {
 
 /// How a vector of slots reads its children's fields from the two blocks: as they are and
 /// one broadcast value (the first vector: lane pairs `(l, 0)`), or by permutes (the second).
-pub(super) trait Fetch<L: Lanes> {
+pub(crate) trait Fetch<L: Lanes> {
     fn a(&self, src: &[f64; 8]) -> L;
     fn b(&self, src: &[f64; 8]) -> L;
     fn a_u(&self, src: &[u64; 8]) -> L::U;
@@ -68,7 +68,7 @@ pub(super) trait Fetch<L: Lanes> {
 }
 
 /// Lane `l` of the first child is lane `l` of its block; every lane of the second is lane 0.
-pub(super) struct Direct;
+pub(crate) struct Direct;
 
 impl<L: Lanes> Fetch<L> for Direct {
     #[inline(always)]
@@ -90,9 +90,9 @@ impl<L: Lanes> Fetch<L> for Direct {
 }
 
 /// Both children's lanes by permutes.
-pub(super) struct Permuted<L: Lanes> {
-    pub(super) pa: L::P,
-    pub(super) pb: L::P,
+pub(crate) struct Permuted<L: Lanes> {
+    pub(crate) pa: L::P,
+    pub(crate) pb: L::P,
 }
 
 impl<L: Lanes> Fetch<L> for Permuted<L> {
@@ -116,7 +116,7 @@ impl<L: Lanes> Fetch<L> for Permuted<L> {
 
 impl<L: Lanes> Permuted<L> {
     /// The second vector's lane pairs.
-    pub(super) fn second() -> Self {
+    pub(crate) fn second() -> Self {
         Permuted {
             pa: L::perm(std::array::from_fn(|l| SLOT_A[8 + l])),
             pb: L::perm(std::array::from_fn(|l| SLOT_B[8 + l])),
@@ -155,7 +155,7 @@ macro_rules! for_each_upper {
         }
     }};
 }
-pub(super) use for_each_upper;
+pub(crate) use for_each_upper;
 
 impl<L: Lanes> Slots<L> {
     /// The live lanes for the upper parts `(a, g - a)`: the zero slot's split of the parent `8g`
@@ -240,7 +240,7 @@ pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> S
 
 /// Asks for every cache line of `b` (a hint).
 #[inline(always)]
-pub(super) fn prefetch_block<T>(b: &T) {
+pub(crate) fn prefetch_block<T>(b: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         let p = b as *const T as *const i8;

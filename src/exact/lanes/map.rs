@@ -91,11 +91,7 @@ pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<Ma
     let mut scored = 0u64;
     let upper = n - 3;
     for u in 0..=upper {
-        let groups: Vec<u64> = if u == 0 {
-            vec![0]
-        } else {
-            Subset::of_size(upper, u).map(|s| s.bits()).collect()
-        };
+        let groups = super::groups_of_size(upper, u);
         let k = Kernel {
             model,
             stats: &stats,

@@ -24,7 +24,7 @@
 //! order of visit; the count is an exact integer sum. Every group of parents is computed by one
 //! thread in a fixed order: the results are the same for any thread count.
 
-mod cross;
+pub(crate) mod cross;
 pub(super) mod map;
 
 use super::split_loop::{Cell, EMPTY_CELL, LEAF_CELL};
@@ -153,12 +153,12 @@ impl Vals {
 /// first child's fields are its block as it is and the second's one broadcast value); the
 /// second vector holds the six pairs with both lanes non-empty, and two unused slots. With the
 /// lowest leaf of `s` in `x`, these are the 13 splits of the parents `s != 0` and one of `0`.
-pub(super) const SLOT_A: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 1, 3, 5, 0, 0];
-pub(super) const SLOT_B: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 4, 6, 4, 2, 0, 0];
+pub(crate) const SLOT_A: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 1, 3, 5, 0, 0];
+pub(crate) const SLOT_B: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 4, 6, 4, 2, 0, 0];
 /// The slot of the parent `8g` (lanes `(0, 0)`).
-pub(super) const ZERO_SLOT: usize = 0;
+pub(crate) const ZERO_SLOT: usize = 0;
 /// Slots in use.
-pub(super) const USED_SLOTS: usize = 14;
+pub(crate) const USED_SLOTS: usize = 14;
 
 /// A parent's running sums, in scalar code: the log-sum-exp `s = sum e^(z - m)` and
 /// `es = sum e^(z - m) E`, the MAP value and split, the count.
@@ -250,7 +250,7 @@ struct GroupOut {
 }
 
 /// Lanes in order of size (a lane's local splits read the smaller lanes of its own block).
-pub(super) const LANE_ORDER: [u64; 8] = [0, 1, 2, 4, 3, 5, 6, 7];
+pub(crate) const LANE_ORDER: [u64; 8] = [0, 1, 2, 4, 3, 5, 6, 7];
 
 /// Solves the eight parents `8g + s`.
 fn solve_group(t: &Tables<'_>, g: u64, isa: Isa) -> GroupOut {
@@ -321,6 +321,16 @@ fn local_splits(t: &Tables<'_>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) 
     }
 }
 
+/// The groups (blocks) whose upper parts have `u` of the `upper` upper leaves: a layer, whose
+/// groups depend only on smaller layers.
+pub(crate) fn groups_of_size(upper: usize, u: usize) -> Vec<u64> {
+    if u == 0 {
+        vec![0]
+    } else {
+        Subset::of_size(upper, u).map(|s| s.bits()).collect()
+    }
+}
+
 /// The full trellis of a Ginkgo model over `N >=` [`MIN_LEAVES`] leaves: every cell and MAP
 /// split, indexed by bitmask.
 pub(super) fn build(
@@ -352,11 +362,7 @@ pub(super) fn build(
     let mut map_split = vec![0u32; 1usize << n];
     let upper = n - 3;
     for u in 0..=upper {
-        let groups: Vec<u64> = if u == 0 {
-            vec![0]
-        } else {
-            Subset::of_size(upper, u).map(|s| s.bits()).collect()
-        };
+        let groups = groups_of_size(upper, u);
         let tables = Tables {
             k: Kernel {
                 model,
