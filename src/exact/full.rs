@@ -12,6 +12,13 @@
 //! with `w(A,B) = psi(A,B) Z(A) Z(B) / Z(S)`, hence the entropy of the posterior over trees,
 //! `log Z - E(X)`.
 //!
+//! For the Ginkgo model (and `N >= 4`) the trellis runs in eight SIMD lanes instead
+//! (`exact::lanes`: blocks of the subsets of the lowest three leaves, 14 splits per pair of
+//! blocks; AVX-512, AVX2 or scalar code by [`crate::simd::Isa`]): the same MAP values, MAP
+//! splits and counts, bit for bit, log Z and the entropy to 1e-12, about three times faster.
+//! Other models take the split loop below ([`FullTrellis::build_split_loop`] takes it for any
+//! model).
+//!
 //! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
 //! Large clusters go in batches that share their high leaves and step through their splits in
 //! lockstep, so that each step's children are read from the cache by the whole batch ([`Tiling`]).

@@ -10,7 +10,8 @@
 //! bit (the skipped splits are below the maximum by more than any rounding, see [`SLACK`]).
 //! Every split is still visited (the bound needs both children's values), so the time is
 //! `O(3^N)`, but a visited split costs a few additions instead of a logarithm, two divisions and
-//! an exponential. Clusters are processed layer by layer in increasing size, each layer in
+//! an exponential. For the Ginkgo model the same bound runs in eight SIMD lanes
+//! (`exact::lanes::map`, about four times faster; the same bits). Clusters are processed layer by layer in increasing size, each layer in
 //! parallel; each cluster is solved by one thread in a fixed order, so results do not depend on
 //! the thread count.
 
