@@ -250,61 +250,6 @@ pub(crate) fn exp4(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d 
     _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_NLT_UQ>(x, set(c::LO)))
 }
 
-/// `sum_k exp(z_k - zmax)`: lane `k % 4` accumulates term `k`, lanes are combined as
-/// `(l0 + l1) + (l2 + l3)`. `-inf` terms contribute 0 (for finite `zmax`).
-#[inline]
-pub fn sum_exp(z: &[f64], zmax: f64) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
-            return unsafe { sum_exp_avx2(z, zmax) };
-        }
-    }
-    sum_exp_lanes(z, zmax)
-}
-
-/// The portable version of [`sum_exp`].
-#[inline(always)]
-pub(crate) fn sum_exp_lanes(z: &[f64], zmax: f64) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let chunks = z.chunks_exact(4);
-    let rem = chunks.remainder();
-    for zs in chunks {
-        for l in 0..4 {
-            acc[l] += exp(zs[l] - zmax);
-        }
-    }
-    for (l, &zk) in rem.iter().enumerate() {
-        acc[l] += exp(zk - zmax);
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sum_exp_avx2(z: &[f64], zmax: f64) -> f64 {
-    use std::arch::x86_64::*;
-    let n = z.len();
-    let whole = n / 4 * 4;
-    let m = _mm256_set1_pd(zmax);
-    let mut acc = _mm256_setzero_pd();
-    let mut i = 0;
-    while i < whole {
-        // SAFETY: i + 4 <= n, so the unaligned load is in bounds.
-        let zs = unsafe { _mm256_loadu_pd(z.as_ptr().add(i)) };
-        acc = _mm256_add_pd(acc, exp4(_mm256_sub_pd(zs, m)));
-        i += 4;
-    }
-    let mut a = [0.0f64; 4];
-    // SAFETY: `a` holds four f64.
-    unsafe { _mm256_storeu_pd(a.as_mut_ptr(), acc) };
-    for (l, &zk) in z[whole..].iter().enumerate() {
-        a[l] += exp(zk - zmax);
-    }
-    (a[0] + a[1]) + (a[2] + a[3])
-}
-
 /// SplitMix64's finaliser: a bijective mix of a 64-bit word, for deriving independent seeds from
 /// a master seed and indices (callers combine the indices into `z` first).
 pub fn splitmix64_mix(z: u64) -> u64 {
@@ -376,27 +321,5 @@ mod tests {
         }
         assert!(worst < 2.3e-16, "worst relative error {worst:e}");
         assert_eq!(ln(1.0), 0.0);
-    }
-
-    #[test]
-    fn vector_and_portable_sums_are_bit_identical() {
-        // Out-of-range and odd inputs go through both paths too (bit-equality only; the sum
-        // check below uses ordinary terms).
-        let odd = [-800.0, -708.5, 700.0, 709.5, 800.0, f64::NAN, f64::INFINITY];
-        let z: Vec<f64> = odd.iter().chain(odd.iter()).copied().collect();
-        assert_eq!(sum_exp(&z, 0.0).to_bits(), sum_exp_lanes(&z, 0.0).to_bits());
-        for len in [0usize, 1, 3, 4, 5, 17, 1003] {
-            let mut z: Vec<f64> = (0..len)
-                .map(|i| -((i * 7919 % 1000) as f64) * 0.037)
-                .collect();
-            if len > 2 {
-                z[1] = f64::NEG_INFINITY;
-            }
-            let a = sum_exp(&z, 0.25);
-            let b = sum_exp_lanes(&z, 0.25);
-            assert_eq!(a.to_bits(), b.to_bits(), "len {len}");
-            let want: f64 = z.iter().map(|x| (x - 0.25).exp()).sum();
-            assert!((a - want).abs() <= 1e-13 * want.max(1e-300), "len {len}");
-        }
     }
 }

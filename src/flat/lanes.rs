@@ -14,7 +14,7 @@
 //! thread count.
 
 use crate::exact::lanes::cross::{Direct, Fetch, Permuted, PREFETCH};
-use crate::exact::lanes::{LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
+use crate::exact::lanes::{Best, LogSum, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
 use crate::simd::{dispatch, Isa, Lanes, WithLanes};
 use rayon::prelude::*;
 
@@ -29,48 +29,25 @@ struct Block {
 /// A term more than this above a slot's reference moves the reference.
 const RESCALE: f64 = 600.0;
 
-/// A parent's running sums: `s = sum e^(z - m)`, the MAP value and its `T`.
+/// A parent's running sums: the log-sum-exp and the MAP value with its `T`.
 #[derive(Clone, Copy, Debug)]
 struct Acc {
-    m: f64,
-    s: f64,
-    best: f64,
-    best_t: u64,
+    sum: LogSum,
+    best: Best,
 }
 
 impl Acc {
     const NEW: Acc = Acc {
-        m: f64::NEG_INFINITY,
-        s: 0.0,
-        best: f64::NEG_INFINITY,
-        best_t: 0,
+        sum: LogSum::NEW,
+        best: Best::NEW,
     };
-
-    fn add_sum(&mut self, m: f64, s: f64) {
-        if s.is_nan() || s <= 0.0 {
-            return;
-        }
-        if m > self.m {
-            self.s = self.s * (self.m - m).exp() + s;
-            self.m = m;
-        } else {
-            self.s += s * (m - self.m).exp();
-        }
-    }
-
-    fn add_map(&mut self, v: f64, t: u64) {
-        if v > self.best || (v == self.best && v != f64::NEG_INFINITY && t > self.best_t) {
-            self.best = v;
-            self.best_t = t;
-        }
-    }
 
     fn add_term(&mut self, e: f64, lz: f64, mp: f64, t: u64) {
         let z = e + lz;
         if z.is_finite() {
-            self.add_sum(z, 1.0);
+            self.sum.add(z, 1.0, 0.0);
         }
-        self.add_map(e + mp, t);
+        self.best.add(e + mp, t);
     }
 }
 
@@ -165,12 +142,12 @@ fn solve_group(le: &[f64], blocks: &[Block], g: u64, isa: Isa) -> (Block, [u32; 
                 sub = (sub - 1) & rest;
             }
         }
-        if a.s > 0.0 {
-            own.lz[s as usize] = a.m + a.s.ln();
+        if a.sum.s > 0.0 {
+            own.lz[s as usize] = a.sum.log();
         }
-        own.mp[s as usize] = a.best;
-        if a.best != f64::NEG_INFINITY {
-            clusters[s as usize] = ((base | s) ^ a.best_t) as u32;
+        own.mp[s as usize] = a.best.value;
+        if a.best.value != f64::NEG_INFINITY {
+            clusters[s as usize] = ((base | s) ^ a.best.key) as u32;
         }
     }
     (own, clusters)
@@ -259,8 +236,8 @@ fn cross<L: Lanes>(job: Cross<'_>) {
             .filter(|&(_, j)| j < USED_SLOTS)
         {
             let p = &mut acc[(SLOT_A[j] | SLOT_B[j]) as usize];
-            p.add_sum(m[l], s[l]);
-            p.add_map(best[l], t[l] as u64 | SLOT_B[j] as u64);
+            p.sum.add(m[l], s[l], 0.0);
+            p.best.add(best[l], t[l] as u64 | SLOT_B[j] as u64);
         }
     }
 }

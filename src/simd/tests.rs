@@ -183,3 +183,27 @@ fn isa_names_round_trip() {
     assert!(Isa::Scalar.available());
     assert!(Isa::detect().available());
 }
+
+#[test]
+fn sum_exp_on_every_isa_matches_the_plain_sum() {
+    // Out-of-range and odd inputs must not panic (no value is asserted for them).
+    let odd = [-800.0, -708.5, 700.0, 709.5, 800.0, f64::NAN, f64::INFINITY];
+    let z: Vec<f64> = odd.iter().chain(odd.iter()).copied().collect();
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let _ = sum_exp(isa, &z, 0.0);
+        for len in [0usize, 1, 3, 4, 5, 8, 9, 17, 1003] {
+            let mut z: Vec<f64> = (0..len)
+                .map(|i| -((i * 7919 % 1000) as f64) * 0.037)
+                .collect();
+            if len > 2 {
+                z[1] = f64::NEG_INFINITY;
+            }
+            let a = sum_exp(isa, &z, 0.25);
+            let want: f64 = z.iter().map(|x| (x - 0.25).exp()).sum();
+            assert!(
+                (a - want).abs() <= 1e-13 * want.max(1e-300),
+                "{isa} len {len}"
+            );
+        }
+    }
+}

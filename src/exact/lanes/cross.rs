@@ -339,8 +339,8 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
                 continue;
             }
             let p = &mut acc[(SLOT_A[j] | SLOT_B[j]) as usize];
-            p.add_sums(f[0][l], f[1][l], f[2][l]);
-            p.add_map(f[3][l], f[4][l] as u64 | SLOT_A[j] as u64);
+            p.sum.add(f[0][l], f[1][l], f[2][l]);
+            p.best.add(f[3][l], f[4][l] as u64 | SLOT_A[j] as u64);
             p.add_count(if WIDE {
                 wide_counts[v][l]
             } else {

@@ -6,7 +6,7 @@
 //! the full trellis, bit for bit.
 
 use super::cross::{for_each_upper, log_psi, slots, steps, Direct, Fetch, Permuted, Slots, Step};
-use super::{Kernel, KernelBlock, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS};
+use super::{Best, Kernel, KernelBlock, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS};
 use crate::cancel::Cancel;
 use crate::exact::ExactError;
 use crate::model::ginkgo::{GinkgoModel, ParentConsts};
@@ -38,27 +38,6 @@ impl KernelBlock for MapBlock {
     #[inline(always)]
     fn q(&self) -> &[f64; 8] {
         &self.q
-    }
-}
-
-/// A parent's best split: the largest value, ties to the largest `A`.
-#[derive(Clone, Copy, Debug)]
-struct Best {
-    value: f64,
-    a: u64,
-}
-
-impl Best {
-    const NEW: Best = Best {
-        value: f64::NEG_INFINITY,
-        a: 0,
-    };
-
-    fn add(&mut self, v: f64, a: u64) {
-        if v > self.value || (v == self.value && v != f64::NEG_INFINITY && a > self.a) {
-            self.value = v;
-            self.a = a;
-        }
     }
 }
 
@@ -190,7 +169,7 @@ fn solve_group(k: &Kernel<'_>, blocks: &[MapBlock], g: u64, isa: Isa) -> GroupMa
         splits[s as usize] = if b.value == f64::NEG_INFINITY {
             0
         } else {
-            b.a as u32
+            b.key as u32
         };
     }
     (mp, splits, scored)

@@ -160,30 +160,24 @@ pub(crate) const ZERO_SLOT: usize = 0;
 /// Slots in use.
 pub(crate) const USED_SLOTS: usize = 14;
 
-/// A parent's running sums, in scalar code: the log-sum-exp `s = sum e^(z - m)` and
-/// `es = sum e^(z - m) E`, the MAP value and split, the count.
+/// A log-sum-exp in scalar code, summed around a reference that only moves up:
+/// `s = sum e^(z - m)` and `es = sum e^(z - m) E` (the lane trellises' per-parent merge).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Acc {
-    m: f64,
-    s: f64,
-    es: f64,
-    best: f64,
-    best_a: u64,
-    count: u128,
+pub(crate) struct LogSum {
+    pub(crate) m: f64,
+    pub(crate) s: f64,
+    pub(crate) es: f64,
 }
 
-impl Acc {
-    pub(super) const NEW: Acc = Acc {
+impl LogSum {
+    pub(crate) const NEW: LogSum = LogSum {
         m: f64::NEG_INFINITY,
         s: 0.0,
         es: 0.0,
-        best: f64::NEG_INFINITY,
-        best_a: 0,
-        count: 0,
     };
 
     /// Adds `s` and `es`, summed around `m`.
-    pub(super) fn add_sums(&mut self, m: f64, s: f64, es: f64) {
+    pub(crate) fn add(&mut self, m: f64, s: f64, es: f64) {
         // Nothing to add (no term, or only zero terms); NaN sums are dropped as well.
         if s.is_nan() || s <= 0.0 {
             return;
@@ -200,14 +194,49 @@ impl Acc {
         }
     }
 
-    /// Takes value `v` with split `a` as the MAP when it is larger, or equal and `a` is larger
-    /// (the split loop's first in order).
-    pub(super) fn add_map(&mut self, v: f64, a: u64) {
-        if v > self.best || (v == self.best && v != f64::NEG_INFINITY && a > self.best_a) {
-            self.best = v;
-            self.best_a = a;
+    /// `log sum e^z` (`-inf` when nothing was added).
+    pub(crate) fn log(&self) -> f64 {
+        self.m + self.s.ln()
+    }
+}
+
+/// The best of values seen in any order: the largest, ties to the largest key (the scalar
+/// loops' first in their descending order of `A`, or of `T` for the flat trellis).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Best {
+    pub(crate) value: f64,
+    pub(crate) key: u64,
+}
+
+impl Best {
+    pub(crate) const NEW: Best = Best {
+        value: f64::NEG_INFINITY,
+        key: 0,
+    };
+
+    pub(crate) fn add(&mut self, v: f64, key: u64) {
+        if v > self.value || (v == self.value && v != f64::NEG_INFINITY && key > self.key) {
+            self.value = v;
+            self.key = key;
         }
     }
+}
+
+/// A parent's running sums, in scalar code: the log-sum-exp, the MAP value and split, the
+/// count.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Acc {
+    pub(super) sum: LogSum,
+    pub(super) best: Best,
+    count: u128,
+}
+
+impl Acc {
+    pub(super) const NEW: Acc = Acc {
+        sum: LogSum::NEW,
+        best: Best::NEW,
+        count: 0,
+    };
 
     pub(super) fn add_count(&mut self, c: u128) {
         self.count = self.count.wrapping_add(c);
@@ -217,9 +246,9 @@ impl Acc {
     fn add_split(&mut self, lp: f64, a: u64, x: Vals, y: Vals) {
         let z = lp + x.lz + y.lz;
         if z.is_finite() {
-            self.add_sums(z, 1.0, lp + x.ee + y.ee);
+            self.sum.add(z, 1.0, lp + x.ee + y.ee);
         }
-        self.add_map(lp + x.mp + y.mp, a);
+        self.best.add(lp + x.mp + y.mp, a);
         let ninf = f64::NEG_INFINITY;
         if lp != ninf && x.lz != ninf && y.lz != ninf {
             self.add_count(x.cnt.wrapping_mul(y.cnt));
@@ -233,12 +262,12 @@ impl Acc {
         }
         (
             Cell {
-                log_z: self.m + self.s.ln(),
-                map: self.best,
-                mean_log_phi: self.es / self.s,
+                log_z: self.sum.log(),
+                map: self.best.value,
+                mean_log_phi: self.sum.es / self.sum.s,
                 n_finite: [self.count as u64, (self.count >> 64) as u64],
             },
-            self.best_a as u32,
+            self.best.key as u32,
         )
     }
 }
