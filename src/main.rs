@@ -261,6 +261,8 @@ fn real_main(cli: Cli) -> Result<()> {
                 ("board", _) => own_data::board_config(data, &abs, &opts),
                 (other, _) => bail!("init {other:?}: the kinds are jets and board"),
             };
+            // The config printed is one `run` accepts (a bad --name or --seed is said here).
+            own_data::validate(&text, "the init options")?;
             print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
             Ok(())
         }
@@ -291,8 +293,8 @@ fn real_main(cli: Cli) -> Result<()> {
     }
 }
 
-/// `cluster`: a board config for `file` written to `out/<name>.toml`, run into `out/<name>/`,
-/// and the report of `out`.
+/// `cluster`: a board config for `file` run into `out/<name>/`, the config beside it, and the
+/// report of `out` ([`trellis_lab::experiment::cluster`]).
 fn cluster(
     file: &std::path::Path,
     opts: trellis_lab::experiment::own_data::Options,
@@ -300,41 +302,23 @@ fn cluster(
     out: &std::path::Path,
     force: bool,
 ) -> Result<()> {
-    use trellis_lab::experiment::own_data::{self, DataKind};
-    let abs = own_data::absolute(file)?;
-    let text = own_data::board_config(DataKind::of(&abs, similarity), &abs, &opts);
-    std::fs::create_dir_all(out)?;
-    let cfg = out.join(format!("{}.toml", opts.name));
-    // The config is checked before it is written, so a bad option leaves nothing behind.
-    trellis_lab::experiment::config::parse_in(&Registry::builtin(), &text, out).map_err(|e| {
-        anyhow::anyhow!(
-            "{}",
-            e.to_string().replace("<input>", "the cluster options")
-        )
-    })?;
-    trellis_lab::experiment::safe_fs::write_atomic(&cfg, &text)?;
-    let outcome =
-        trellis_lab::experiment::run_config_with(&Registry::builtin(), &cfg, force, None)?;
-    report(outcome)?;
-    // Say which methods did not apply, and why (trees.parquet records it).
-    let trees = out.join(&opts.name).join("trees.parquet");
-    if let Ok(t) = trellis_lab::experiment::table::read_parquet(&trees) {
-        let method = trellis_lab::experiment::table::str_column(&t, "method")?;
-        let status = trellis_lab::experiment::table::str_column(&t, "status")?;
-        let mut seen = std::collections::BTreeSet::new();
-        for (m, s) in method.iter().zip(&status) {
-            if let Some(why) = s.strip_prefix("not run: ") {
-                if seen.insert((m.clone(), why.to_string())) {
-                    eprintln!("note: {m} did not run: {why}");
-                }
-            }
-        }
+    let done = trellis_lab::experiment::cluster::cluster(file, &opts, similarity, out, force)?;
+    report(done.outcome)?;
+    if let Some(kept) = &done.kept {
+        eprintln!(
+            "note: {} was edited (or is not a config this program wrote), so it is kept; this run's config is {}",
+            kept.display(),
+            done.config.display()
+        );
     }
-    let summary = trellis_lab::report::write_report(out)?;
+    // Say which methods did not apply, and why (trees.parquet records it).
+    for (m, why) in &done.not_run {
+        eprintln!("note: {m} did not run: {why}");
+    }
     eprintln!(
         "config {}; report {}",
-        cfg.display(),
-        summary.index.display()
+        done.config.display(),
+        done.report.index.display()
     );
     Ok(())
 }

@@ -125,9 +125,22 @@ fn f04_a_crash_while_moving_results_in_never_leaves_a_folder_taken_as_complete()
         let err = one_line_error(&bin().args([cmd, res.to_str().unwrap()]).output().unwrap());
         assert!(err.contains("not a complete results folder"), "{err}");
     }
-    // The next run recomputes everything (it is not "up to date") and cleans the dead staging.
-    assert!(!skipped(run(&cfg)));
+    // A folder without its manifest is not provably this program's (today's commit never
+    // leaves one: it exchanges whole folders): the next run refuses it, byte for byte intact,
+    // and still removes the dead staging folder.
+    let err = one_line_error(&run(&cfg));
+    assert!(
+        err.contains("without a manifest.json") && err.contains("move it away yourself"),
+        "{err}"
+    );
     assert!(!mid.exists());
+    assert_eq!(
+        std::fs::read_to_string(res.join("table1.svg")).unwrap(),
+        "<svg>half of a new run</svg>"
+    );
+    // Removed by the user, the next run recomputes everything.
+    std::fs::remove_dir_all(&res).unwrap();
+    assert!(!skipped(run(&cfg)));
     assert!(std::fs::read_to_string(res.join("table1.svg"))
         .unwrap()
         .contains("Trellis"));

@@ -19,6 +19,7 @@
 
 pub mod chart;
 pub mod check;
+pub mod cluster;
 pub mod config;
 pub mod dropped;
 pub mod jobs;
@@ -27,6 +28,7 @@ pub mod limits;
 pub mod list;
 pub mod methods;
 pub mod own_data;
+pub mod ownership;
 mod parquet_guard;
 pub mod properties;
 pub mod references;
@@ -112,6 +114,22 @@ pub fn run_config_with(
     shard: Option<jobs::Shard>,
 ) -> Result<Outcome> {
     let cfg = config::load(registry, path)?;
+    run_loaded(&cfg, path, None, force, shard)
+}
+
+/// Runs the loaded config `cfg` whose file is `path`. With `text = Some(t)` the file does not
+/// exist yet (or holds another text): `t` is written there under the results folder's lock once
+/// the results are in place, so the config beside the results is always the one they ran, and a
+/// run that fails writes no config (`cluster`). The results folder must be absent or this
+/// program's output, and must not contain the config or an input the run reads; both are
+/// checked before anything is computed or created ([`ownership`]).
+pub fn run_loaded(
+    cfg: &config::Config,
+    path: &Path,
+    text: Option<&str>,
+    force: bool,
+    shard: Option<jobs::Shard>,
+) -> Result<Outcome> {
     let mut dir = cfg.results_dir();
     if let Some(s) = shard {
         if !cfg.kind.shardable() {
@@ -124,19 +142,56 @@ pub fn run_config_with(
         }
         dir = s.folder(&dir);
     }
-    let inputs = checked_inputs(&cfg, path)?;
+    let inputs = checked_inputs(cfg, path)?;
+    staging::no_file_in_the_way(&dir)?;
+    // What killed runs of this folder left (their staging folders) goes on every run.
+    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+        staging::remove_dead_staging(parent, &name.to_string_lossy());
+    }
+    ownership::refuse_over_inputs(&dir, Some(path), &inputs)?;
+    ownership::check_replaceable(&dir)?;
     // One run per results folder at a time (an advisory lock, released when the run ends).
     let _lock = staging::lock_results(&dir)?;
     let hash = staging::run_hash(&cfg.value, &inputs)?;
+    let config_hash = match text {
+        Some(t) => staging::hash_text(t.as_bytes()),
+        None => format!("{:016x}", staging::hash_file(path)?),
+    };
     let up_to_date = match shard {
-        None => staging::is_up_to_date(&dir, &hash),
+        None => {
+            staging::is_up_to_date(&dir, &hash)
+                && (text.is_none() || staging::ran_config(&dir, path, &config_hash))
+        }
         Some(_) => shard_up_to_date(&dir, &hash),
     };
-    if !force && up_to_date {
-        return Ok(Outcome::UpToDate(dir));
+    let outcome = if !force && up_to_date {
+        Outcome::UpToDate(dir)
+    } else {
+        let jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, shard)?;
+        let config = ConfigFile {
+            path,
+            hash: &config_hash,
+        };
+        execute(cfg, config, &hash, &dir, &jobs, None)?
+    };
+    if let Some(t) = text {
+        // Under the lock still: the results just committed (or found up to date) ran this text.
+        if staging::read_small(path, config::MAX_CONFIG_BYTES)
+            .ok()
+            .as_deref()
+            != Some(t)
+        {
+            staging::write_atomic(path, t)?;
+        }
     }
-    let jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, shard)?;
-    execute(&cfg, path, &hash, &dir, &jobs, None)
+    Ok(outcome)
+}
+
+/// The config file a run records in its manifest: its path and content hash.
+#[derive(Clone, Copy)]
+struct ConfigFile<'a> {
+    path: &'a Path,
+    hash: &'a str,
 }
 
 /// Joins the finished shard folders `dirs` (all `N` shards of one config, run by this program
@@ -187,8 +242,12 @@ pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome>
     }
     let path = &first.config_file;
     let cfg = config::load(registry, path)?;
-    let inputs = checked_inputs(&cfg, path)?;
+    let mut inputs = checked_inputs(&cfg, path)?;
     let dir = cfg.results_dir();
+    inputs.extend(dirs.iter().map(|d| d.join("journal.bin")));
+    ownership::refuse_over_inputs(&dir, Some(path), &inputs)?;
+    inputs.truncate(inputs.len() - dirs.len());
+    ownership::check_replaceable(&dir)?;
     let _lock = staging::lock_results(&dir)?;
     let hash = staging::run_hash(&cfg.value, &inputs)?;
     if hash != first.run_hash {
@@ -201,7 +260,12 @@ pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome>
     let mut jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, None)?;
     let journals: Vec<PathBuf> = dirs.iter().map(|d| d.join("journal.bin")).collect();
     jobs.preload_shards(&journals, &hash)?;
-    execute(&cfg, path, &hash, &dir, &jobs, Some(count))
+    let config_hash = format!("{:016x}", staging::hash_file(path)?);
+    let config = ConfigFile {
+        path,
+        hash: &config_hash,
+    };
+    execute(&cfg, config, &hash, &dir, &jobs, Some(count))
 }
 
 /// [`merge_shards_in`] with the built-in kinds.
@@ -243,7 +307,7 @@ fn shard_up_to_date(dir: &Path, hash: &str) -> bool {
 /// folder, or, when `jobs` is a shard's, the shard folder (its journal and `shard.json`).
 fn execute(
     cfg: &config::Config,
-    path: &Path,
+    config: ConfigFile,
     hash: &str,
     dir: &Path,
     jobs: &jobs::Jobs,
@@ -256,7 +320,8 @@ fn execute(
     let threads = pool.current_num_threads();
     let outcome = pool.install(|| {
         let staging = staging::Staging::new(dir)?;
-        let mut manifest = staging::Manifest::new(&cfg.value, path, hash, threads);
+        let mut manifest = staging::Manifest::new(&cfg.value, config.path, hash, threads);
+        manifest.set("config_hash", config.hash);
         let t0 = std::time::Instant::now();
         let mut ctx = RunContext {
             experiment: &cfg.experiment,
@@ -271,7 +336,7 @@ fn execute(
                     return Err(e);
                 };
                 let journal = jobs.journal_file()?;
-                return write_shard(staging, &journal, path, hash, shard, jobs);
+                return write_shard(staging, &journal, config.path, hash, shard, jobs);
             }
             Err(e) => return Err(e),
         }
@@ -349,6 +414,11 @@ pub fn kind_of(registry: &Registry, results: &Results) -> Result<&'static dyn Ki
 pub fn plot_results_in(registry: &Registry, dir: &Path) -> Result<Vec<PathBuf>> {
     let _lock = lock_existing(dir)?;
     let results = Results::open(dir)?;
+    // Figures are moved into the folder by name: it must hold nothing but this program's files.
+    ownership::refuse_foreign(
+        dir,
+        "plot draws its figures only into a results folder of this program's",
+    )?;
     // The figures are drawn from the tables (and the manifest) alone: those must be the run's.
     let changes: Vec<_> = staging::output_changes(dir, results.manifest())
         .into_iter()
@@ -386,7 +456,7 @@ pub fn plot_results_in(registry: &Registry, dir: &Path) -> Result<Vec<PathBuf>> 
 
 /// The lock of an existing results folder (`check` and `plot` write into it, so no run may
 /// replace it meanwhile); a folder that does not exist is an error naming it.
-fn lock_existing(dir: &Path) -> Result<std::fs::File> {
+fn lock_existing(dir: &Path) -> Result<staging::ResultsLock> {
     if !dir.is_dir() {
         // Results::open names the problem (no folder, or no manifest).
         Results::open(dir)?;

@@ -96,6 +96,23 @@ fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// A seed as a config writes it: an integer up to TOML's largest (2^63 - 1), a string of
+/// digits above it (as `experiment.seed` accepts).
+fn seed_text(seed: u64) -> String {
+    match i64::try_from(seed) {
+        Ok(_) => seed.to_string(),
+        Err(_) => quoted(&seed.to_string()),
+    }
+}
+
+/// `Err` (one line, the options named as `what`) unless `text` is a config `run` accepts.
+pub fn validate(text: &str, what: &str) -> Result<()> {
+    let reg = super::Registry::builtin();
+    super::config::parse_in(&reg, text, Path::new("."))
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("config <input>", what)))
+}
+
 /// The text of a board config that runs every method (or `opts.methods`) on `file`.
 pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
     let (source, what) = match kind {
@@ -112,7 +129,7 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
          [board]\n# The exact trellis (and exact posterior ranks) up to this many points (at most 20).\n\
          max_exact_leaves = {}\n",
         quoted(&opts.name),
-        opts.seed,
+        seed_text(opts.seed),
         quoted(&opts.output_dir),
         opts.max_exact_leaves
     );
@@ -156,7 +173,7 @@ pub fn jets_config(file: &Path, opts: &Options) -> String {
          # The exact trellis up to this many leaves (N = 20 takes about 14 s and 160 MiB on 2 cores).\n\
          max_exact_leaves = {}\n",
         quoted(&opts.name),
-        opts.seed,
+        seed_text(opts.seed),
         quoted(&opts.output_dir),
         quoted(&file.display().to_string()),
         opts.max_exact_leaves

@@ -163,6 +163,85 @@ pub fn open_own(path: &Path, mode: Own, what: &str) -> Result<File> {
     Ok(file)
 }
 
+/// An advisory lock on a file of the program's own ([`lock_own`]); released when dropped, and
+/// the file removed then when taking the lock created it.
+pub struct FileLock {
+    file: Option<File>,
+    path: PathBuf,
+    created: bool,
+}
+
+impl FileLock {
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Removed while still locked: a process that opened the old file finds it no longer at
+        // the name once it gets the lock, and tries again or stops.
+        if self.created {
+            std::fs::remove_file(&self.path).ok();
+        }
+        self.file = None;
+    }
+}
+
+/// Takes the advisory lock of the lock file `path` (created if missing, never through a link;
+/// `what` says what it guards). With `wait`, waits for another holder to release it; without,
+/// returns `Ok(None)` at once when another process holds it.
+pub fn lock_own(path: &Path, what: &str, wait: bool) -> Result<Option<FileLock>> {
+    loop {
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        let file = open_own(path, Own::Keep, what)?;
+        let locked = if wait {
+            file.lock()
+                .with_context(|| format!("cannot lock {}", path.display()))?;
+            true
+        } else {
+            match file.try_lock() {
+                Ok(()) => true,
+                Err(std::fs::TryLockError::WouldBlock) => false,
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+                }
+            }
+        };
+        // The holder before us may have removed the file it locked: a lock on a file no longer
+        // at the name excludes nobody.
+        let current = locked && same_file(&file, path);
+        if current {
+            return Ok(Some(FileLock {
+                file: Some(file),
+                path: path.to_path_buf(),
+                created: !existed,
+            }));
+        }
+        if !wait {
+            return Ok(None);
+        }
+    }
+}
+
+/// Whether the open `file` is the file now at `path` (same device and inode).
+fn same_file(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
 /// Opens `path` for reading when it is a regular file of at most `limit` bytes (a link is
 /// followed, but a FIFO is never waited on and a device never read): otherwise a one-line error
 /// naming it (`what` says what the file is).

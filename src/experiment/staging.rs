@@ -75,19 +75,19 @@ impl Staging {
     pub fn commit(mut self) -> Result<PathBuf> {
         test_pause("before the swap");
         let replaced = {
-            // A signal's cleanup waits for the swap, then no longer sees this folder.
-            let mut live = signals::hold();
-            let replaced = swap_into_place(&self.dir, &self.final_dir)?;
-            live.retain(|d| d != &self.dir);
-            replaced
+            // A signal's cleanup waits for the swap; the folder stays registered, since after
+            // the swap it holds the old run, which the cleanup then removes.
+            let _live = signals::hold();
+            swap_into_place(&self.dir, &self.final_dir)?
         };
         self.committed = true;
         if replaced {
             test_pause("after the swap");
-            // The old run now sits under the staging name (a later run removes it if this
-            // process dies first).
+            // The old run now sits under the staging name: removed here, by the signal handler
+            // if a signal comes first, or by the next run if this process is killed.
             remove_entry(&self.dir).ok();
         }
+        signals::unregister(&self.dir);
         Ok(self.final_dir.clone())
     }
 }
@@ -131,6 +131,9 @@ fn swap_into_place(new: &Path, dest: &Path) -> Result<bool> {
         ),
         Ok(_) => {}
     }
+    // The last word of the ownership rule: whatever runs, only this program's output is
+    // replaced (a user's folder that appeared while the run computed is refused here).
+    super::ownership::check_replaceable(dest)?;
     if exchange(new, dest).with_context(into)? {
         return Ok(true);
     }
@@ -195,32 +198,61 @@ fn remove_entry(path: &Path) -> Result<()> {
 
 /// Takes the advisory lock of the results folder `dir` (a file `.<name>.lock` beside it), or
 /// fails at once, naming the folder, when another process holds it. `run`, `merge`, `check` and
-/// `plot` all take it, so none of them writes into a folder another is replacing. Dropping the
-/// file releases it.
-pub fn lock_results(dir: &Path) -> Result<std::fs::File> {
+/// `plot` all take it, so none of them writes into a folder another is replacing. It also
+/// removes what killed runs of `dir` left (their staging folders). Dropping the guard releases
+/// the lock and removes what taking it created: the lock file, and the folders above `dir` that
+/// are still empty (a run that failed leaves nothing behind).
+pub fn lock_results(dir: &Path) -> Result<ResultsLock> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
     no_file_in_the_way(dir)?;
+    let mut guard = ResultsLock {
+        lock: None,
+        created_dirs: missing_ancestors(parent),
+    };
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
     let path = parent.join(format!(".{name}.lock"));
-    let file = safe_fs::open_own(&path, safe_fs::Own::Keep, "the results folder's lock")?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+    guard.lock = safe_fs::lock_own(&path, "the results folder's lock", false)?;
+    if guard.lock.is_none() {
+        anyhow::bail!(
             "another process is writing {} (it holds {}); wait for it to finish",
             dir.display(),
             path.display()
-        ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        );
+    }
+    remove_dead_staging(parent, &name);
+    Ok(guard)
+}
+
+/// The lock of a results folder ([`lock_results`]); released when dropped.
+pub struct ResultsLock {
+    lock: Option<safe_fs::FileLock>,
+    created_dirs: Vec<PathBuf>,
+}
+
+impl Drop for ResultsLock {
+    fn drop(&mut self) {
+        self.lock = None;
+        for d in &self.created_dirs {
+            // Only an empty folder goes (remove_dir never removes contents).
+            std::fs::remove_dir(d).ok();
         }
     }
 }
 
+/// The folders of `dir` and its ancestors that do not exist yet, deepest first.
+pub fn missing_ancestors(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .take_while(|p| std::fs::symlink_metadata(p).is_err())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
 /// `Err` naming the file when `dir` or one of its ancestors exists but is not a folder (e.g. an
 /// `output_dir` that names a file), so that no results folder can be made there.
-fn no_file_in_the_way(dir: &Path) -> Result<()> {
+pub fn no_file_in_the_way(dir: &Path) -> Result<()> {
     for p in dir.ancestors().filter(|p| !p.as_os_str().is_empty()) {
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => return Ok(()),
@@ -237,27 +269,27 @@ fn no_file_in_the_way(dir: &Path) -> Result<()> {
 
 /// Removes staging folders `.{name}.staging-PID` (and `.staging-PID.old`) in `parent` left by
 /// processes that are gone (killed runs); on systems without `/proc` nothing is removed.
-fn remove_dead_staging(parent: &Path, name: &str) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let prefix = format!(".{name}.staging-");
+pub fn remove_dead_staging(parent: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for e in entries.filter_map(|e| e.ok()) {
-        let file = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = file
-            .strip_prefix(&prefix)
-            .map(|p| p.strip_suffix(".old").unwrap_or(p))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        if dead_staging_pid(&e.file_name().to_string_lossy(), name).is_some() {
             remove_entry(&e.path()).ok();
         }
     }
+}
+
+/// The process id in `file` when it names a staging folder of results `name`
+/// (`.{name}.staging-PID` or `.{name}.staging-PID.old`) of a process that is gone; `None`
+/// otherwise, and always where `/proc` is missing (nothing can be proved dead there).
+pub fn dead_staging_pid(file: &str, name: &str) -> Option<u32> {
+    let pid = file
+        .strip_prefix(&format!(".{name}.staging-"))
+        .map(|p| p.strip_suffix(".old").unwrap_or(p))
+        .and_then(|p| p.parse::<u32>().ok())?;
+    let alive = Path::new(&format!("/proc/{pid}")).exists();
+    (Path::new("/proc/self").exists() && pid != std::process::id() && !alive).then_some(pid)
 }
 
 /// Regular files directly in `dir`, sorted by name.
@@ -284,6 +316,7 @@ impl Manifest {
     /// `run_hash`.
     pub fn new(config: &Value, config_path: &Path, run_hash: &str, threads: usize) -> Manifest {
         let mut fields = Map::new();
+        fields.insert("program".into(), json!(super::ownership::PROGRAM));
         fields.insert(
             "config_file".into(),
             json!(config_path.display().to_string()),
@@ -424,21 +457,57 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     h
 }
 
-/// Hash of a file's contents, streamed (no whole-file read).
+/// Hash of a file's contents, streamed (no whole-file read): the same as [`hash_text`] of its
+/// bytes, as 16 hex digits after formatting.
 pub fn hash_file(path: &Path) -> Result<u64> {
     let mut f = safe_fs::open_regular(path, u64::MAX, "read for its content hash")?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; HASH_CHUNK];
     let mut h: u64 = 0;
     loop {
-        let n = f
-            .read(&mut buf)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        // Whole chunks (a short read is continued), so the hash does not depend on how the
+        // system splits reads.
+        let mut n = 0;
+        while n < buf.len() {
+            match f.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+            }
+        }
         if n == 0 {
             break;
         }
-        h = (h.rotate_left(17) ^ hash_bytes(&buf[..n])).wrapping_mul(0x0000_0100_0000_01b3);
+        h = chunk_step(h, &buf[..n]);
+        if n < buf.len() {
+            break;
+        }
     }
     Ok(h)
+}
+
+/// Bytes hashed at a time by [`hash_file`].
+const HASH_CHUNK: usize = 1 << 20;
+
+fn chunk_step(h: u64, chunk: &[u8]) -> u64 {
+    (h.rotate_left(17) ^ hash_bytes(chunk)).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
+/// [`hash_file`] of a file holding `bytes`, as 16 hex digits (as manifests record hashes).
+pub fn hash_text(bytes: &[u8]) -> String {
+    let h = bytes.chunks(HASH_CHUNK).fold(0, chunk_step);
+    format!("{h:016x}")
+}
+
+/// Whether the run in `dir` recorded `config` as its config file with content hash `hash`.
+pub fn ran_config(dir: &Path, config: &Path, hash: &str) -> bool {
+    read_small(&dir.join("manifest.json"), 16 << 20)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|m| {
+            m.get("config_file").and_then(Value::as_str) == Some(&config.display().to_string())
+                && m.get("config_hash").and_then(Value::as_str) == Some(hash)
+        })
 }
 
 /// The identity of the running program: a hash of its executable (so any change of code gives
@@ -483,9 +552,7 @@ pub fn is_up_to_date(dir: &Path, run_hash: &str) -> bool {
         && output_changes(dir, &v).is_empty()
 }
 
-/// Files a results folder may hold besides its manifest's outputs: the manifest itself and the
-/// verdicts `check` writes.
-const NOT_OUTPUTS: [&str; 2] = ["manifest.json", "checks.parquet"];
+use super::ownership::NOT_OUTPUTS;
 
 /// How the folder `dir` differs from what its `manifest` records, one entry per file (empty
 /// when every recorded output is there with its recorded size and content hash and no other

@@ -165,6 +165,23 @@ pub fn scan(root: &Path) -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
+/// The names of the results folders under `root` that get a page (as [`scan`] finds them,
+/// without reading them).
+pub fn result_names(root: &Path) -> Vec<String> {
+    let Ok(listing) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = listing
+        .filter_map(|e| e.ok())
+        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()))
+        .filter(|e| e.path().join("manifest.json").exists())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.starts_with('.') && !n.contains(".shard-") && n != PAGES_DIR)
+        .collect();
+    v.sort();
+    v
+}
+
 /// Reads the results folder `dir` named `name`; `base` is RESULTS_ROOT's parent (where
 /// config paths and `experiments/` resolve).
 fn load(

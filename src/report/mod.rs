@@ -12,7 +12,10 @@
 //! name in a link percent-encoded ([`html`]). A damaged manifest or Parquet file becomes an
 //! error line on its page and index row, never a failure of the report. All pages are built
 //! in memory first and then written, each through a temporary file and a rename, the index
-//! last; pages of folders that are gone are removed.
+//! last; pages of folders that are gone are removed. Only the report's own files are ever
+//! replaced or removed ([`owned`]): a user's `index.html` or `report/notes.html` at a name the
+//! report writes is a one-line error before anything is written. Two reports of one folder at
+//! once take turns (a lock file, `.report.lock`).
 //!
 //! ```no_run
 //! let summary = trellis_lab::report::write_report(std::path::Path::new("results")).unwrap();
@@ -22,6 +25,7 @@
 pub mod folder;
 pub mod html;
 pub mod index;
+pub mod owned;
 pub mod page;
 
 use anyhow::{bail, Context as _, Result};
@@ -60,6 +64,9 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
             root.display()
         ),
     }
+    // One report of a folder at a time; a second waits for the first.
+    let _lock = crate::experiment::safe_fs::lock_own(&root.join(LOCK), "the report's lock", true)?;
+    owned::refuse_bad_pages_dir(root)?;
     let entries = folder::scan(root)?;
     let root_text = root.display().to_string();
     let ctx = page::Context {
@@ -99,16 +106,28 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
         }
     }
     files.push((summary.index.clone(), index::index_page(&entries, &ctx)));
-    if std::fs::symlink_metadata(&pages_dir).is_ok_and(|m| m.file_type().is_symlink()) {
-        anyhow::bail!(
-            "{} is a symbolic link; the report writes (and prunes) its pages only in a folder of its own: delete the link",
-            pages_dir.display()
-        );
-    }
+    let rel = |p: &Path| {
+        p.strip_prefix(root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let before = owned::Written::read(root);
+    let rels: Vec<String> = files.iter().map(|(p, _)| rel(p)).collect();
+    before.refuse_foreign(&rels)?;
     std::fs::create_dir_all(&pages_dir)
         .with_context(|| format!("cannot create {}", pages_dir.display()))?;
     write_all(&files)?;
-    remove_stale_pages(&pages_dir, &summary.pages);
+    remove_stale_pages(root, &before, &rels);
+    let list: Vec<(String, &str)> = rels
+        .iter()
+        .cloned()
+        .zip(files.iter().map(|(_, t)| t.as_str()))
+        .collect();
+    crate::experiment::safe_fs::write_atomic(
+        &pages_dir.join(owned::LIST),
+        owned::list_text(&list),
+    )?;
     Ok(summary)
 }
 
@@ -125,10 +144,31 @@ fn generated_at() -> i64 {
         })
 }
 
-/// `path` with `.tmp` appended (`index.html` -> `index.html.tmp`).
+/// The lock file of a report, in RESULTS_ROOT.
+const LOCK: &str = ".report.lock";
+
+/// Checks, before any computation, that a report of `root` could be written once a results
+/// folder `name` is added: `name` is not the pages folder's, the pages folder is not a link or
+/// a file, and no file the report would write (the index, every folder's page) is a user's.
+pub fn check_destination(root: &Path, name: &str) -> Result<()> {
+    if name == PAGES_DIR {
+        bail!(
+            "a results folder named {PAGES_DIR:?} would be where the report puts its pages; choose another name (--name, or experiment.name)"
+        );
+    }
+    if !root.is_dir() {
+        return Ok(());
+    }
+    owned::refuse_bad_pages_dir(root)?;
+    let mut names = folder::result_names(root);
+    names.push(name.to_string());
+    owned::Written::read(root).refuse_foreign(&owned::page_paths(&names))
+}
+
+/// `path` with `.tmp-<this process>` appended (`index.html` -> `index.html.tmp-123`).
 fn tmp_of(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
-    s.push(".tmp");
+    s.push(format!(".tmp-{}", std::process::id()));
     PathBuf::from(s)
 }
 
@@ -157,18 +197,47 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     result
 }
 
-/// Removes the `.html` pages in `dir` that this report did not write (folders that are gone),
-/// and temporary files left by an interrupted report.
-fn remove_stale_pages(dir: &Path, pages: &[PathBuf]) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
+/// Removes the report's own pages that this report did not write (folders that are gone):
+/// those the last report listed, or where there is no list, the pages folder's `.html` files
+/// with the generator line; a file that is not the report's own is passed by. Also removes the
+/// temporary files of reports that were killed (`*.html.tmp-PID`, under the lock none is live).
+fn remove_stale_pages(root: &Path, before: &owned::Written, keep: &[String]) {
+    let pages_dir = root.join(PAGES_DIR);
+    let listing = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|l| {
+                l.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
     };
-    for e in listing.filter_map(|e| e.ok()) {
-        let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        let ours = name.ends_with(".html") || name.ends_with(".html.tmp");
-        if ours && e.file_type().is_ok_and(|t| t.is_file()) && !pages.contains(&path) {
-            std::fs::remove_file(&path).ok();
+    let mut candidates = before.listed();
+    if candidates.is_empty() {
+        candidates = listing(&pages_dir)
+            .into_iter()
+            .filter(|n| n.ends_with(".html"))
+            .map(|n| format!("{PAGES_DIR}/{n}"))
+            .collect();
+    }
+    for rel in candidates {
+        let inside = Path::new(&rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if inside && !keep.contains(&rel) && before.why_not_ours(&rel).is_none() {
+            std::fs::remove_file(root.join(&rel)).ok();
+        }
+    }
+    for (dir, prefix) in [(root.to_path_buf(), "index.html"), (pages_dir, "")] {
+        for n in listing(&dir) {
+            let stale = n.split_once(".html.tmp-").is_some_and(|(stem, pid)| {
+                (prefix.is_empty() || format!("{stem}.html") == prefix)
+                    && !pid.is_empty()
+                    && pid.bytes().all(|b| b.is_ascii_digit())
+            });
+            if stale && std::fs::symlink_metadata(dir.join(&n)).is_ok_and(|m| !m.is_dir()) {
+                std::fs::remove_file(dir.join(&n)).ok();
+            }
         }
     }
 }

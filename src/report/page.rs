@@ -38,6 +38,7 @@ const FOLD_CHECKS: usize = 50;
 const KNOWN_KEYS: &[&str] = &[
     "config",
     "config_file",
+    "config_hash",
     "crate_version",
     "finished_unix_seconds",
     "git_revision",
@@ -45,6 +46,7 @@ const KNOWN_KEYS: &[&str] = &[
     "output_bytes",
     "output_hashes",
     "outputs",
+    "program",
     "program_hash",
     "run_hash",
     "seed",
@@ -58,8 +60,9 @@ pub(super) fn document(title: &str, body: &str, ctx: &Context) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\
+         {}\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\
          <footer>Generated {} by {}.</footer>\n</body>\n</html>\n",
+        super::owned::GENERATOR_META,
         escape(title),
         escape(&ctx.generated),
         escape(&ctx.program)

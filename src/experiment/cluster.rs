@@ -1,0 +1,165 @@
+//! `trellis-lab cluster FILE`: a board config for a user's data file, run into
+//! `OUTPUT_DIR/NAME/`, the config kept beside it as `OUTPUT_DIR/NAME.toml`, and the report of
+//! `OUTPUT_DIR` written.
+//!
+//! Every check that can refuse runs before anything is computed or created: the options (the
+//! config text is parsed in memory), `--output-dir` naming a file, the report's destination
+//! ([`crate::report::check_destination`]), and the results folder's ownership and inputs
+//! ([`super::run_loaded`]). The config is written under the results folder's lock once the
+//! results are in place, so it is always the one they ran, and only
+//! - where no file is, or
+//! - over a config this program generated that nobody edited since (the results manifest
+//!   keeps its hash), or one with the same text.
+//!
+//! Never over the input file itself. An edited config is kept, and the new one goes beside it
+//! as `NAME.1.toml` (`.2`, ...), said on the terminal. A refused or failed `cluster` leaves
+//! nothing behind: no config, and no output folder it created.
+
+use super::own_data::{self, DataKind, Options};
+use super::{config, ownership, staging, Outcome, Registry};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// What [`cluster`] did.
+pub struct Clustered {
+    /// The run's outcome (results written, or already up to date).
+    pub outcome: Outcome,
+    /// The config the results ran, beside them.
+    pub config: PathBuf,
+    /// The existing config kept because it was edited (or is not this program's), if any.
+    pub kept: Option<PathBuf>,
+    /// `(method, why)` of every method that did not run, once each.
+    pub not_run: Vec<(String, String)>,
+    /// The report written.
+    pub report: crate::report::ReportSummary,
+}
+
+/// Most `NAME.K.toml` names tried beside an edited `NAME.toml`.
+const MAX_ALTERNATIVES: usize = 100;
+
+/// Clusters `file` (a jets JSON, points CSV/TSV, or with `similarity` a similarity matrix)
+/// with `opts` into `out` (see the [module docs](self)).
+pub fn cluster(
+    file: &Path,
+    opts: &Options,
+    similarity: bool,
+    out: &Path,
+    force: bool,
+) -> Result<Clustered> {
+    let abs = own_data::absolute(file)?;
+    let text = own_data::board_config(DataKind::of(&abs, similarity), &abs, opts);
+    // The options are checked in memory: a bad option leaves nothing behind.
+    let cfg = config::parse_in(&Registry::builtin(), &text, out).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.to_string()
+                .replace("config <input>", "the cluster options")
+        )
+    })?;
+    for p in out.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => bail!(
+                "--output-dir {}: {} is a file, not a folder; give a folder for the results (it is created if missing)",
+                out.display(),
+                p.display()
+            ),
+            Err(_) => continue,
+        }
+    }
+    crate::report::check_destination(out, &opts.name)?;
+    let (path, kept) = config_path(out, &opts.name, &text, &abs)?;
+    let outcome = super::run_loaded(&cfg, &path, Some(&text), force, None)?;
+    let not_run = not_run(&out.join(&opts.name).join("trees.parquet"));
+    let report = crate::report::write_report(out)?;
+    Ok(Clustered {
+        outcome,
+        config: path,
+        kept,
+        not_run,
+        report,
+    })
+}
+
+/// Where the config goes: `out/NAME.toml` when it may be written there, else the first
+/// `out/NAME.K.toml` that may; with the file kept at `NAME.toml`, if it was passed by.
+fn config_path(
+    out: &Path,
+    name: &str,
+    text: &str,
+    input: &Path,
+) -> Result<(PathBuf, Option<PathBuf>)> {
+    let results = out.join(name);
+    let ran = ran_config(&results);
+    let input = ownership::resolved(input);
+    let first = out.join(format!("{name}.toml"));
+    for k in 0..=MAX_ALTERNATIVES {
+        let p = match k {
+            0 => first.clone(),
+            k => out.join(format!("{name}.{k}.toml")),
+        };
+        if ownership::resolved(&p) != input && may_write(&p, text, ran.as_ref()) {
+            let kept = (k > 0).then_some(first);
+            return Ok((p, kept));
+        }
+    }
+    bail!(
+        "{} and {MAX_ALTERNATIVES} alternatives beside it are files this program did not write; choose another --output-dir or --name",
+        first.display()
+    )
+}
+
+/// The config file name and content hash the results in `results` recorded (when that folder
+/// is this program's).
+fn ran_config(results: &Path) -> Option<(String, String)> {
+    if ownership::why_not_ours(results).is_some() {
+        return None;
+    }
+    let text = staging::read_small(&results.join("manifest.json"), 16 << 20).ok()?;
+    let m: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let file = Path::new(m.get("config_file")?.as_str()?)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    Some((file, m.get("config_hash")?.as_str()?.to_string()))
+}
+
+/// Whether the config may be written at `p`: nothing is there, or a regular file with this very
+/// text, or the config the results ran (`ran`: its file name and hash), unedited.
+fn may_write(p: &Path, text: &str, ran: Option<&(String, String)>) -> bool {
+    match std::fs::symlink_metadata(p) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) if !m.is_file() => false,
+        Ok(_) => {
+            let same = staging::read_small(p, config::MAX_CONFIG_BYTES).is_ok_and(|t| t == text);
+            let generated = ran.is_some_and(|(file, hash)| {
+                p.file_name().is_some_and(|f| f.to_string_lossy() == *file)
+                    && staging::hash_file(p).is_ok_and(|h| format!("{h:016x}") == *hash)
+            });
+            same || generated
+        }
+    }
+}
+
+/// `(method, why)` of the methods `trees.parquet` records as not run, once each.
+fn not_run(trees: &Path) -> Vec<(String, String)> {
+    let Ok(t) = super::table::read_parquet(trees) else {
+        return Vec::new();
+    };
+    let (Ok(method), Ok(status)) = (
+        super::table::str_column(&t, "method"),
+        super::table::str_column(&t, "status"),
+    ) else {
+        return Vec::new();
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut v = Vec::new();
+    for (m, s) in method.iter().zip(&status) {
+        if let Some(why) = s.strip_prefix("not run: ") {
+            if seen.insert((m.clone(), why.to_string())) {
+                v.push((m.clone(), why.to_string()));
+            }
+        }
+    }
+    v
+}

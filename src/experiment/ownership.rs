@@ -1,0 +1,322 @@
+//! The ownership rule: the program replaces or removes a folder only when it is provably its own
+//! output, and never computes into a folder that holds what the run reads.
+//!
+//! A **results folder** `<output_dir>/<name>` is this program's when
+//! - it is a real folder (not a symbolic link, not a file),
+//! - its `manifest.json` parses, names this program (`"program": "trellis-lab"`, or the fields
+//!   every manifest of earlier versions has: `crate_version`, `program_hash`, `run_hash`) and
+//!   this results name (`config.experiment.name`),
+//! - and it holds nothing its manifest does not list, beside the files the program itself adds
+//!   there: `checks.parquet` (written by `check`), and the temporary names of an interrupted
+//!   `check`, `plot` or manifest update.
+//!
+//! A **shard folder** `<name>.shard-I-of-N` is this program's when its `shard.json` parses and it
+//! holds only `shard.json` and `journal.bin`.
+//!
+//! Anything else at the name is refused before any computation starts, with one line naming the
+//! folder, what makes it foreign, and the fix; the same check runs again at the moment of the
+//! swap (see [`super::staging::Staging::commit`]), so no caller can bypass it. Outputs are also
+//! refused a folder that contains the config being run or an input the run reads
+//! ([`refuse_over_inputs`]).
+
+use super::staging::read_small;
+use anyhow::{bail, Result};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// What the manifest of this program's results names it as.
+pub const PROGRAM: &str = "trellis-lab";
+
+/// Files a results folder holds besides its manifest's outputs: the manifest and `check`'s
+/// verdicts.
+pub const NOT_OUTPUTS: [&str; 2] = ["manifest.json", "checks.parquet"];
+
+/// The fix said with every refusal.
+const FIX: &str = "choose another output folder or name (--output-dir / --name, or experiment.output_dir / experiment.name), or move it away yourself";
+
+/// `Ok` when `dir` is absent or provably this program's output (a results folder, or a shard
+/// folder when its name contains `.shard-`); otherwise the one-line reason, naming the folder
+/// and the fix. Nothing is changed either way.
+pub fn check_replaceable(dir: &Path) -> Result<()> {
+    match why_not_ours(dir) {
+        None => Ok(()),
+        Some(why) => bail!(
+            "{} {why}, so the program will not replace it and nothing was computed; {FIX}",
+            dir.display()
+        ),
+    }
+}
+
+/// `Err` naming `dir`, what makes it foreign and `why_it_matters` when `dir` exists and is not
+/// this program's output (see [`check_replaceable`] for the folder a run replaces).
+pub fn refuse_foreign(dir: &Path, why_it_matters: &str) -> Result<()> {
+    match why_not_ours(dir) {
+        None => Ok(()),
+        Some(why) => bail!(
+            "{} {why}; {why_it_matters}: move those files away, or recompute it elsewhere",
+            dir.display()
+        ),
+    }
+}
+
+/// Why `dir` is not this program's output (`None`: it is, or it does not exist).
+pub fn why_not_ours(dir: &Path) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("cannot be inspected ({e})")),
+        Ok(m) => m,
+    };
+    if meta.file_type().is_symlink() {
+        return Some("is a symbolic link, not a results folder this program wrote".into());
+    }
+    if !meta.is_dir() {
+        return Some("is a file, not a results folder".into());
+    }
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    if name.contains(".shard-") {
+        return why_not_our_shard(dir);
+    }
+    let manifest = match read_manifest(dir) {
+        Ok(m) => m,
+        Err(why) => return Some(why),
+    };
+    let named = manifest
+        .pointer("/config/experiment/name")
+        .and_then(Value::as_str);
+    if named != Some(name.as_ref()) {
+        return Some(format!(
+            "holds a manifest.json of results named {}, not {name:?}",
+            named.map_or("nothing".into(), |n| format!(
+                "{:?}",
+                super::config::clip(n, 60)
+            ))
+        ));
+    }
+    let listed: Vec<&str> = manifest
+        .get("outputs")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let foreign = foreign_entries(dir, |f| {
+        listed.contains(&f) || NOT_OUTPUTS.contains(&f) || is_transient(f, &listed)
+    });
+    describe_foreign(&foreign, "its manifest does not list")
+}
+
+/// The manifest of `dir`, checked to be this program's, or why it is not.
+fn read_manifest(dir: &Path) -> std::result::Result<Value, String> {
+    let path = dir.join("manifest.json");
+    match std::fs::symlink_metadata(&path) {
+        Err(_) => {
+            return Err("is a folder without a manifest.json (not results of this program)".into())
+        }
+        Ok(m) if !m.is_file() => {
+            return Err("has a manifest.json that is not a regular file".into())
+        }
+        Ok(_) => {}
+    }
+    let text = read_small(&path, 16 << 20)
+        .map_err(|e| format!("has a manifest.json that cannot be read ({e:#})"))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|_| "has a manifest.json that is not valid JSON".to_string())?;
+    let ours = v.get("program").and_then(Value::as_str) == Some(PROGRAM)
+        || ["crate_version", "program_hash", "run_hash"]
+            .iter()
+            .all(|k| v.get(*k).is_some_and(Value::is_string));
+    if !ours {
+        return Err("has a manifest.json that this program did not write".into());
+    }
+    Ok(v)
+}
+
+/// Why the shard folder `dir` is not this program's (`None`: it is).
+fn why_not_our_shard(dir: &Path) -> Option<String> {
+    if super::jobs::ShardInfo::read(dir).is_err() {
+        return Some(
+            "is a folder without a readable shard.json (not a shard this program wrote)".into(),
+        );
+    }
+    let foreign = foreign_entries(dir, |f| f == "shard.json" || f == "journal.bin");
+    describe_foreign(&foreign, "a shard folder never holds")
+}
+
+/// Entries of `dir` (files, folders, links: everything) that `allowed` does not accept by name,
+/// or that are not regular files; sorted.
+fn foreign_entries(dir: &Path, allowed: impl Fn(&str) -> bool) -> Vec<String> {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return vec!["(its listing cannot be read)".into()];
+    };
+    let mut v: Vec<String> = listing
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_file = e.file_type().is_ok_and(|t| t.is_file());
+            let ok = (is_file && allowed(&name)) || is_dead_scratch(&e.path(), &name);
+            (!ok).then_some(name)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// One line naming up to three foreign entries (`None` when there are none).
+fn describe_foreign(foreign: &[String], phrase: &str) -> Option<String> {
+    if foreign.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = foreign
+        .iter()
+        .take(3)
+        .map(|f| format!("{:?}", super::config::clip(f, 60)))
+        .collect();
+    let more = match foreign.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    Some(format!("holds {}{more}, which {phrase}", shown.join(", ")))
+}
+
+/// A temporary name this program writes inside a results folder: `checks.tmp.parquet` (an
+/// interrupted `check`), `manifest.tmp.json`, or `<output>.tmp.<ext>` of a listed output.
+fn is_transient(file: &str, listed: &[&str]) -> bool {
+    let tmp = |name: &str| {
+        super::safe_fs::tmp_path(Path::new(name))
+            .to_string_lossy()
+            .into_owned()
+    };
+    NOT_OUTPUTS.iter().any(|n| tmp(n) == file) || listed.iter().any(|n| tmp(n) == file)
+}
+
+/// A scratch folder of an interrupted `plot` (`.figures.staging-PID`) whose process is gone.
+fn is_dead_scratch(path: &Path, name: &str) -> bool {
+    super::staging::dead_staging_pid(name, "figures").is_some()
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// `Err` when the results folder `dir` is, or contains, the config file `config` or one of
+/// the run's `inputs`: a run must never replace what it reads. Paths are compared after
+/// resolving links (the deepest existing ancestor of `dir`).
+pub fn refuse_over_inputs(dir: &Path, config: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
+    let out = resolved(dir);
+    for (what, p) in config
+        .map(|c| ("the config being run", c))
+        .into_iter()
+        .chain(
+            inputs
+                .iter()
+                .map(|p| ("an input the run reads", p.as_path())),
+        )
+    {
+        if resolved(p).starts_with(&out) {
+            bail!(
+                "the results folder {} would contain {what}, {}, so writing it would replace that file; nothing was computed: {FIX}",
+                dir.display(),
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `path` with links resolved as far as it exists, the rest appended as written.
+pub fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut cur = abs.as_path();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(cur) {
+            let mut out = c;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                cur = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("trellis-ownership-{}-{name}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn manifest(name: &str, outputs: &[&str]) -> String {
+        serde_json::json!({
+            "program": PROGRAM,
+            "config": {"experiment": {"name": name}},
+            "outputs": outputs,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn only_a_folder_with_our_manifest_and_nothing_else_is_ours() {
+        let d = scratch("rule");
+        let res = d.join("r");
+        assert!(why_not_ours(&res).is_none(), "absent is fine");
+        std::fs::create_dir(&res).unwrap();
+        let why = why_not_ours(&res).unwrap();
+        assert!(why.contains("without a manifest"), "{why}");
+        std::fs::write(res.join("manifest.json"), "{\"a\": 1}").unwrap();
+        assert!(why_not_ours(&res).unwrap().contains("did not write"));
+        std::fs::write(res.join("manifest.json"), manifest("other", &[])).unwrap();
+        assert!(why_not_ours(&res).unwrap().contains("\"other\""));
+        std::fs::write(res.join("manifest.json"), manifest("r", &["t.parquet"])).unwrap();
+        std::fs::write(res.join("t.parquet"), "x").unwrap();
+        std::fs::write(res.join("checks.parquet"), "x").unwrap();
+        std::fs::write(res.join("checks.tmp.parquet"), "x").unwrap();
+        assert_eq!(why_not_ours(&res), None);
+        // A user's file, a folder, or a link inside makes it foreign.
+        std::fs::write(res.join("notes.txt"), "mine").unwrap();
+        let why = why_not_ours(&res).unwrap();
+        assert!(why.contains("notes.txt"), "{why}");
+        std::fs::remove_file(res.join("notes.txt")).unwrap();
+        std::fs::create_dir(res.join("t.parquet.d")).unwrap();
+        assert!(why_not_ours(&res).unwrap().contains("t.parquet.d"));
+        std::fs::remove_dir(res.join("t.parquet.d")).unwrap();
+        std::os::unix::fs::symlink(&d, d.join("link")).unwrap();
+        assert!(why_not_ours(&d.join("link"))
+            .unwrap()
+            .contains("symbolic link"));
+        let e = check_replaceable(&d.join("link")).unwrap_err().to_string();
+        assert!(
+            e.contains("move it away yourself") && !e.contains('\n'),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn a_results_folder_over_an_input_is_refused() {
+        let d = scratch("inputs");
+        std::fs::create_dir_all(d.join("data")).unwrap();
+        let input = d.join("data/x.csv");
+        std::fs::write(&input, "a\n1\n").unwrap();
+        let e = refuse_over_inputs(&d.join("data"), None, std::slice::from_ref(&input))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("an input the run reads"), "{e}");
+        let e = refuse_over_inputs(&d, Some(&input), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the config being run"), "{e}");
+        // Through a link to the folder, and a folder beside it, is fine.
+        std::os::unix::fs::symlink(d.join("data"), d.join("alias")).unwrap();
+        assert!(refuse_over_inputs(&d.join("alias"), None, std::slice::from_ref(&input)).is_err());
+        refuse_over_inputs(&d.join("results/x"), None, &[input]).unwrap();
+        std::fs::remove_dir_all(&d).ok();
+    }
+}
