@@ -530,3 +530,6 @@ fn f23_sizes_without_a_bound_before_now_are_refused() {
 
 #[path = "faults/round2.rs"]
 mod round2;
+
+#[path = "faults/round3.rs"]
+mod round3;

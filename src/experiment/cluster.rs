@@ -67,6 +67,8 @@ pub fn cluster(
             Err(_) => continue,
         }
     }
+    // The results folder first (the worst outcome), then where the report goes.
+    ownership::check_replaceable(&out.join(&opts.name))?;
     crate::report::check_destination(out, &opts.name)?;
     let (path, kept) = config_path(out, &opts.name, &text, &abs)?;
     let outcome = super::run_loaded(&cfg, &path, Some(&text), force, None)?;

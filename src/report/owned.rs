@@ -65,14 +65,16 @@ impl Written {
             return Some("is not a regular file".into());
         }
         match &self.pages {
-            Some(pages) => match pages.get(rel).and_then(Value::as_str) {
-                None => Some("was not written by trellis-lab report".into()),
-                Some(h) => {
-                    let now = hash_file(&path).ok().map(|h| format!("{h:016x}"));
-                    (now.as_deref() != Some(h))
-                        .then(|| "was edited after trellis-lab report wrote it".into())
+            Some(pages) => {
+                match pages.get(rel).and_then(Value::as_str) {
+                    None => Some("was not written by trellis-lab report".into()),
+                    Some(h) => {
+                        let now = hash_file(&path).ok().map(|h| format!("{h:016x}"));
+                        (now.as_deref() != Some(h))
+                        .then(|| "has changed since trellis-lab report wrote it (a user's edit or file)".into())
+                    }
                 }
-            },
+            }
             None => {
                 let text = read_small(&path, 64 << 20).unwrap_or_default();
                 let legacy = text.starts_with("<!DOCTYPE html>")
@@ -172,7 +174,10 @@ mod tests {
         assert_eq!(w.why_not_ours("report/a.html"), None);
         assert!(w.why_not_ours("report/copy.html").is_some());
         std::fs::write(d.join("report/a.html"), format!("{page}<p>my notes</p>")).unwrap();
-        assert!(w.why_not_ours("report/a.html").unwrap().contains("edited"));
+        assert!(w
+            .why_not_ours("report/a.html")
+            .unwrap()
+            .contains("has changed since"));
         std::fs::remove_dir_all(&d).ok();
     }
 }
