@@ -175,3 +175,52 @@ fn adversarial_instance_reproduces_figure_4() {
         assert!((best - c_map).abs() < 1e-9);
     }
 }
+
+/// Σ over a tree's internal nodes of the revenue score minus its log-likelihood.
+fn revenue_offset(m: &impl SplitModel, t: &Tree) -> f64 {
+    let revenue: f64 = t
+        .splits()
+        .iter()
+        .map(|&(a, b)| {
+            let (sa, sb, sp) = (m.stat(a), m.stat(b), m.stat(a.union(b)));
+            m.log_psi_revenue(a, &sa, b, &sb, &sp)
+        })
+        .sum();
+    revenue - t.log_likelihood(m)
+}
+
+#[test]
+fn revenue_scores_differ_from_the_energy_by_one_constant_over_every_tree() {
+    use trellis_lab::search::{beam_search_scored, greedy_scored, Dedup, MergeScore};
+    let mut rng = StdRng::seed_from_u64(36);
+    for n in [4, 6, 7] {
+        let trees = Tree::enumerate_all(Subset::full(n)).unwrap();
+        let d = DasguptaModel::new(random_weights(n, &mut rng, false), 1.7).unwrap();
+        let c = CorrelationModel::new(random_weights(n, &mut rng, true), 0.6).unwrap();
+        let offsets = |m: &dyn Fn(&Tree) -> f64| {
+            let v: Vec<f64> = trees.iter().map(m).collect();
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
+            (lo, hi)
+        };
+        for (lo, hi) in [
+            offsets(&|t| revenue_offset(&d, t)),
+            offsets(&|t| revenue_offset(&c, t)),
+        ] {
+            assert!(
+                hi - lo <= 1e-12 * hi.abs().max(1.0),
+                "n = {n}: {lo} .. {hi}"
+            );
+        }
+        // The searches by revenue return complete trees scored by the model.
+        for found in [
+            greedy_scored(&d, MergeScore::Revenue).unwrap(),
+            beam_search_scored(&c, 5, Dedup::Clusters, MergeScore::Revenue).unwrap()[0].clone(),
+        ] {
+            assert_eq!(found.tree.leaves(), Subset::full(n));
+        }
+    }
+}

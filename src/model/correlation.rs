@@ -8,6 +8,20 @@
 //! minimises the total energy.
 //!
 //! Per-cluster statistics hold the positive and the negative internal sums, so a split is O(1).
+//!
+//! **Revenue form** (for greedy and beam search). Over a whole tree the positive part is paid once
+//! per pair, at the node joining it, so it sums to `W⁺` (all positive weight) for every tree; a
+//! negative pair is paid at every node above the one joining it, so
+//! `E(T) = W⁺ + Σ_{i<j} |w⁻_ij| · depth(lca(i, j))`: only the dissimilar pairs decide the MAP,
+//! which separates them as near the root as it can. A merge's own energy is smallest for the
+//! least similar pair, so the myopic greedy joins dissimilar points first. Two terms sum to a
+//! constant over every tree: the positive cross weight `P(A, B)` (to `W⁺`) and the negative cross
+//! magnitude `N(A, B)` (to `|W⁻|`). Adding `2P − N` to the energy's negation gives the revenue
+//! score `−[N_in(A ∪ B) − P(A, B)]`, with `N_in(S)` the negative magnitude inside `S`: the
+//! dissimilarity the new cluster holds, less the similarity its merge joins. It ranks complete
+//! trees as `E` does (the MAP is unchanged); on singletons it is the pair's signed weight, so the
+//! first merge joins the most similar pair; later it is the signed cross weight less the
+//! dissimilarity both clusters already hold.
 
 use super::error::{check_beta_scale, ModelError};
 use super::weights::WeightMatrix;
@@ -87,5 +101,20 @@ impl SplitModel for CorrelationModel {
     ) -> f64 {
         let energy = (sp.positive - sa.positive - sb.positive) - sa.negative - sb.negative;
         -self.beta * energy
+    }
+
+    /// `−β [N_in(A ∪ B) − P(A, B)]` (the module docs).
+    #[inline]
+    fn log_psi_revenue(
+        &self,
+        _a: Subset,
+        sa: &CorrelationStat,
+        _b: Subset,
+        sb: &CorrelationStat,
+        sp: &CorrelationStat,
+    ) -> f64 {
+        let cross_positive = sp.positive - sa.positive - sb.positive;
+        // `negative` sums are ≤ 0: the magnitude inside the union is `-sp.negative`.
+        -self.beta * (-sp.negative - cross_positive)
     }
 }

@@ -83,6 +83,24 @@ pub trait SplitModel: Sync {
         }
     }
 
+    /// The score greedy and beam search rank merges by when asked for the *revenue* form
+    /// ([`crate::search::MergeScore::Revenue`]): `log psi(A, B)` plus a term whose sum over the
+    /// internal nodes of every complete tree is one and the same constant, so every tree's total
+    /// moves by that constant, the ranking of complete trees (the MAP) is unchanged, and only the
+    /// myopic choice of the next merge differs. Models whose cost is paid where a pair of leaves
+    /// is joined (Dasgupta's, correlation clustering) override it so that a merge is also
+    /// credited with what it leaves unmerged; the default is `log psi` itself.
+    fn log_psi_revenue(
+        &self,
+        a: Subset,
+        sa: &Self::Stat,
+        b: Subset,
+        sb: &Self::Stat,
+        parent: &Self::Stat,
+    ) -> f64 {
+        self.log_psi_with(a, sa, b, sb, parent)
+    }
+
     /// An upper bound on `log psi(A, B)` for the splits of `parent`, as a function of the
     /// children's statistics: much cheaper than [`SplitModel::log_psi_with`] (no logarithm, no
     /// division; the parent's part is computed once here), or `+inf` when the model has none

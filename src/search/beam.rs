@@ -11,7 +11,7 @@
 //! beam slots. Comparing cluster sets is exact; on the 10 reference jets of `truth_9.json` it
 //! finds the same tree as the reference on 9 and a better one on the tenth.
 
-use super::{check_leaves, Found, SearchError};
+use super::{check_leaves, Found, MergeScore, SearchError};
 use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
@@ -75,6 +75,17 @@ pub fn beam_search_all<M: SplitModel>(
     beam_size: usize,
     dedup: Dedup,
 ) -> Result<Vec<Found>, SearchError> {
+    beam_search_scored(model, beam_size, dedup, MergeScore::Potential)
+}
+
+/// [`beam_search_all`] ranking merges and states by `score` (states by their running sum of
+/// it); every tree's `log_likelihood` is the model's, and the trees come best first by it.
+pub fn beam_search_scored<M: SplitModel>(
+    model: &M,
+    beam_size: usize,
+    dedup: Dedup,
+    score: MergeScore,
+) -> Result<Vec<Found>, SearchError> {
     let n = check_leaves(model.n_leaves())?;
     if beam_size == 0 || beam_size > MAX_BEAM_SIZE {
         return Err(SearchError::BeamSize { beam_size });
@@ -104,7 +115,7 @@ pub fn beam_search_all<M: SplitModel>(
                 for j in i + 1..k {
                     let (a, b) = (st.clusters[i], st.clusters[j]);
                     let (sa, sb, sp) = (stat(a), stat(b), stat(a.union(b)));
-                    pairs.push((model.log_psi_with(a, &sa, b, &sb, &sp), i, j));
+                    pairs.push((score.of(model, a, &sa, b, &sb, &sp), i, j));
                 }
             }
             pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
@@ -154,7 +165,7 @@ pub fn beam_search_all<M: SplitModel>(
         }
         beam = next;
     }
-    Ok(beam
+    let mut found: Vec<Found> = beam
         .into_iter()
         .map(|st| {
             let mut children: std::collections::HashMap<Subset, (Subset, Subset)> = st
@@ -172,5 +183,11 @@ pub fn beam_search_all<M: SplitModel>(
                 tree,
             }
         })
-        .collect())
+        .collect();
+    if score != MergeScore::Potential {
+        // The revenue totals rank complete trees as the model does up to rounding: order by
+        // the model's own score (a stable sort keeps the search's order among ties).
+        found.sort_by(|x, y| y.log_likelihood.total_cmp(&x.log_likelihood));
+    }
+    Ok(found)
 }

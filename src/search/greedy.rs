@@ -1,7 +1,8 @@
 //! Greedy agglomerative clustering on a [`SplitModel`]: start from single leaves and repeatedly
-//! merge the pair of current clusters with the largest `log psi` (purely local, no look-ahead).
+//! merge the pair of current clusters with the largest `log psi` (purely local, no look-ahead),
+//! or the largest revenue score ([`MergeScore::Revenue`]).
 
-use super::{check_leaves, Found, SearchError};
+use super::{check_leaves, Found, MergeScore, SearchError};
 use crate::model::SplitModel;
 use crate::subset::Subset;
 use crate::tree::Tree;
@@ -11,6 +12,11 @@ use crate::tree::Tree;
 /// only for pairs that involve the newest cluster; `O(N^3)` comparisons overall.
 /// Errors for a model with no leaves or more than 64.
 pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
+    greedy_scored(model, MergeScore::Potential)
+}
+
+/// [`greedy`] ranking merges by `score`; the tree's `log_likelihood` is always the model's.
+pub fn greedy_scored<M: SplitModel>(model: &M, score: MergeScore) -> Result<Found, SearchError> {
     let n = check_leaves(model.n_leaves())?;
     // Active clusters with their subtree and statistics.
     let mut clusters: Vec<(Subset, Tree, M::Stat)> = (0..n)
@@ -22,7 +28,7 @@ pub fn greedy<M: SplitModel>(model: &M) -> Result<Found, SearchError> {
     // score[i][j] (i < j) = log psi of merging clusters i and j.
     let pair = |x: &(Subset, Tree, M::Stat), y: &(Subset, Tree, M::Stat)| {
         let u = x.0.union(y.0);
-        model.log_psi_with(x.0, &x.2, y.0, &y.2, &model.stat(u))
+        score.of(model, x.0, &x.2, y.0, &y.2, &model.stat(u))
     };
     let mut score: Vec<Vec<f64>> = (0..n)
         .map(|i| {

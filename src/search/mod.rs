@@ -8,9 +8,10 @@ pub mod kt;
 pub mod linkage;
 
 pub use beam::{
-    beam_search, beam_search_all, beam_search_with, default_beam_size, Dedup, MAX_BEAM_SIZE,
+    beam_search, beam_search_all, beam_search_scored, beam_search_with, default_beam_size, Dedup,
+    MAX_BEAM_SIZE,
 };
-pub use greedy::greedy;
+pub use greedy::{greedy, greedy_scored};
 pub use kt::{generalised_kt, KtAlgorithm};
 pub use linkage::average_linkage;
 
@@ -41,6 +42,41 @@ pub enum SearchError {
     /// Another bad argument (the message names it and the fix).
     #[error("{0}")]
     Invalid(String),
+}
+
+/// What greedy and beam search rank merges by. Both forms rank *complete* trees alike (they
+/// differ by a constant over every tree), so the MAP is the same; they differ in the myopic
+/// choice of the next merge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeScore {
+    /// The merge's own `log psi` (the papers' greedy and beam search).
+    #[default]
+    Potential,
+    /// [`crate::model::SplitModel::log_psi_revenue`]: `log psi` plus a term that sums to a
+    /// constant over every tree, crediting a merge with what it leaves unmerged (Moseley and
+    /// Wang's revenue for Dasgupta's cost; its like for correlation clustering). The same as
+    /// `Potential` for the Ginkgo likelihood.
+    Revenue,
+}
+
+impl MergeScore {
+    /// The score of merging `a` and `b` (statistics `sa`, `sb`, parent `sp`).
+    #[inline]
+    pub fn of<M: crate::model::SplitModel>(
+        self,
+        model: &M,
+        a: Subset,
+        sa: &M::Stat,
+        b: Subset,
+        sb: &M::Stat,
+        sp: &M::Stat,
+    ) -> f64 {
+        match self {
+            MergeScore::Potential => model.log_psi_with(a, sa, b, sb, sp),
+            MergeScore::Revenue => model.log_psi_revenue(a, sa, b, sb, sp),
+        }
+    }
 }
 
 /// `Ok(n)` when `n` leaves can be searched (1 to 64).
