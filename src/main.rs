@@ -158,7 +158,10 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     if let Err(e) = real_main(cli) {
         // One line: the chain of causes, outermost first, each said once (a message that
         // already quotes its cause is not followed by it again).
@@ -176,6 +179,33 @@ fn main() {
         eprintln!("error: {}", clip(&compact_numbers(&msg), 2000));
         std::process::exit(1);
     }
+}
+
+/// A command-line usage error as one line (exit 2); help and version print as clap prints them.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    let text = e.to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    eprintln!(
+        "error: {}; see trellis-lab --help",
+        parts.join("; ").trim_end_matches('.')
+    );
+    std::process::exit(2)
 }
 
 fn real_main(cli: Cli) -> Result<()> {
@@ -306,7 +336,7 @@ fn cluster(
     report(done.outcome)?;
     if let Some(kept) = &done.kept {
         eprintln!(
-            "note: {} was edited (or is not a config this program wrote), so it is kept; this run's config is {}",
+            "note: {} is kept: it is not the config this program wrote for the results beside it (edited, another program's, or its results are gone); this run's config is {}",
             kept.display(),
             done.config.display()
         );
@@ -438,6 +468,7 @@ fn score(file: PathBuf, beam_size: Option<usize>, max_exact_leaves: usize) -> Re
             greedy: true,
             sparse: false,
             sparse_seed_trees: 100,
+            merge_score: trellis_lab::search::MergeScore::Potential,
         };
         check_exact_limits(std::slice::from_ref(jet), &methods)?;
         let s = score_jet(jet, &methods)?;

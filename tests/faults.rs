@@ -13,6 +13,13 @@ fn scratch(name: &str) -> PathBuf {
     common::scratch("faults", name)
 }
 
+/// A staging folder as a run of the program makes it (with its mark), as a killed run leaves it.
+fn mark_staging(d: &Path) {
+    use trellis_lab::experiment::staging::{STAGING_MARK, STAGING_MARK_TEXT};
+    std::fs::create_dir_all(d).unwrap();
+    write(&d.join(STAGING_MARK), STAGING_MARK_TEXT);
+}
+
 /// The program under `ulimit -v` (4 GiB) and `timeout` (120 s).
 fn capped(args: &[&str]) -> Output {
     Command::new("sh")
@@ -118,7 +125,7 @@ fn f04_a_crash_while_moving_results_in_never_leaves_a_folder_taken_as_complete()
     // The state a crash half-way through a commit leaves: the old manifest already removed
     // (commit removes it before moving anything), some files new, some old.
     let mid = dir.join("results/.jets_smoke.staging-4000001");
-    std::fs::create_dir_all(&mid).unwrap();
+    mark_staging(&mid);
     std::fs::remove_file(res.join("manifest.json")).unwrap();
     write(&res.join("table1.svg"), "<svg>half of a new run</svg>");
     for cmd in ["check", "plot"] {
@@ -410,15 +417,20 @@ fn f17_staging_folders_of_killed_runs_are_removed() {
         .map(|pid| dir.join(format!("results/.small.staging-{pid}")))
         .collect();
     for d in &dead {
-        std::fs::create_dir_all(d).unwrap();
+        mark_staging(d);
         write(&d.join("jets.parquet"), "half");
     }
+    // A folder of the same name without the program's mark is a user's: kept.
+    let unmarked = dir.join("results/.small.staging-4000004");
+    std::fs::create_dir_all(&unmarked).unwrap();
+    write(&unmarked.join("mine.txt"), "mine");
     let live = dir.join(format!("results/.small.staging-{}", std::process::id()));
-    std::fs::create_dir_all(&live).unwrap();
+    mark_staging(&live);
     run_ok(&cfg);
     for d in &dead {
         assert!(!d.exists(), "{} left behind", d.display());
     }
+    assert!(unmarked.join("mine.txt").exists());
     assert!(
         live.exists(),
         "a live process's staging folder is not touched"

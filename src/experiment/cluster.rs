@@ -68,10 +68,17 @@ pub fn cluster(
         }
     }
     // The results folder first (the worst outcome), then where the report goes.
-    ownership::check_replaceable(&out.join(&opts.name))?;
+    ownership::check_replaceable(&out.join(&opts.name), ownership::FIX_CLUSTER)?;
     crate::report::check_destination(out, &opts.name)?;
     let (path, kept) = config_path(out, &opts.name, &text, &abs)?;
-    let outcome = super::run_loaded(&cfg, &path, Some(&text), force, None)?;
+    let outcome = super::run_loaded(
+        &cfg,
+        &path,
+        Some(&text),
+        force,
+        None,
+        ownership::FIX_CLUSTER,
+    )?;
     let not_run = not_run(&out.join(&opts.name).join("trees.parquet"));
     let report = crate::report::write_report(out)?;
     Ok(Clustered {

@@ -242,6 +242,13 @@ impl Journal {
             .with_context(|| format!("cannot inspect the journal {}", path.display()))?
             .len();
         let (hash, records, span) = read_frames(&file, len, path)?;
+        if hash.is_none() && len > 0 {
+            // Not a journal this program wrote (no header of one): never emptied or removed.
+            anyhow::bail!(
+                "{} is where this run keeps its job journal, but it is not a journal this program wrote; move it away (or change experiment.name)",
+                path.display()
+            );
+        }
         if hash.as_deref() != Some(run_hash) {
             // Another run's (or no) journal: gone, and a new one starts with the first job.
             drop(file);

@@ -127,8 +127,13 @@ fn a_journal_of_another_run_is_never_served() {
     let new = Jobs::journalled(&j, "new", None).unwrap();
     new.run("s", &keys(3), Mode::Parallel, job).unwrap();
     assert_eq!((new.computed(), new.reused()), (3, 0));
-    // Garbage is not a journal either.
+    // Garbage is not a journal either, and not this program's: refused, never emptied.
     std::fs::write(&j, b"not a journal at all").unwrap();
+    let e = Jobs::journalled(&j, "new", None).err().unwrap().to_string();
+    assert!(e.contains("not a journal this program wrote"), "{e}");
+    assert_eq!(std::fs::read(&j).unwrap(), b"not a journal at all");
+    // An empty file holds nothing to lose: a journal starts there.
+    std::fs::write(&j, b"").unwrap();
     let g = Jobs::journalled(&j, "new", None).unwrap();
     g.run("s", &keys(2), Mode::Parallel, job).unwrap();
     assert_eq!(g.computed(), 2);

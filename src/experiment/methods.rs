@@ -5,8 +5,8 @@
 
 use crate::exact::{FullTrellis, MapTrellis, SparseTrellis};
 use crate::model::{SplitModel, WeightMatrix};
-use crate::search::{average_linkage, beam_search_all, beam_search_with, default_beam_size};
-use crate::search::{greedy, Dedup};
+use crate::search::{average_linkage, beam_search_scored, default_beam_size, MergeScore};
+use crate::search::{greedy_scored, Dedup};
 use crate::tree::Tree;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -117,11 +117,16 @@ impl Method {
                 found(t.map_tree())
             }
             Method::Sparse => {
-                let seeds: Vec<Tree> = beam_search_all(m, opts.sparse_seed_trees, Dedup::Clusters)
-                    .with_context(|| problem.name.to_string())?
-                    .into_iter()
-                    .map(|f| f.tree)
-                    .collect();
+                let seeds: Vec<Tree> = beam_search_scored(
+                    m,
+                    opts.sparse_seed_trees,
+                    Dedup::Clusters,
+                    opts.merge_score,
+                )
+                .with_context(|| problem.name.to_string())?
+                .into_iter()
+                .map(|f| f.tree)
+                .collect();
                 let sp = SparseTrellis::from_trees(n, &seeds)?;
                 let r = sp.run(m)?;
                 let tree = sp.map_tree(&r)?;
@@ -142,12 +147,18 @@ impl Method {
             }
             Method::Beam => {
                 let size = opts.beam_size.unwrap_or_else(|| default_beam_size(n));
-                let f = beam_search_with(m, size, opts.beam_dedup)
+                let f = beam_search_scored(m, size, opts.beam_dedup, opts.merge_score)
                     .with_context(|| problem.name.to_string())?;
-                found(f.tree)
+                found(
+                    f.into_iter()
+                        .next()
+                        .context("beam search found no tree")?
+                        .tree,
+                )
             }
             Method::Greedy => {
-                let f = greedy(m).with_context(|| problem.name.to_string())?;
+                let f =
+                    greedy_scored(m, opts.merge_score).with_context(|| problem.name.to_string())?;
                 found(f.tree)
             }
             Method::AverageLinkage => {
@@ -259,6 +270,12 @@ pub struct MethodsSection {
     /// Seed trees of that sparse trellis: the beam size of its seeding beam search (default 100).
     #[serde(default = "default_sparse_seeds")]
     pub sparse_seed_trees: usize,
+    /// What greedy and beam search (and the sparse trellis's seeding beam) rank merges by:
+    /// `"potential"` (each merge's own `log psi`, the papers' baselines; default) or
+    /// `"revenue"` (the same complete-tree ranking, a far better myopic choice for Dasgupta's
+    /// cost and correlation clustering; no change for jets). See [`MergeScore`].
+    #[serde(default)]
+    pub merge_score: MergeScore,
 }
 
 fn default_sparse_seeds() -> usize {
@@ -281,6 +298,7 @@ impl Default for MethodsSection {
             greedy: true,
             sparse: false,
             sparse_seed_trees: default_sparse_seeds(),
+            merge_score: MergeScore::Potential,
         }
     }
 }

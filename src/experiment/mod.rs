@@ -114,7 +114,7 @@ pub fn run_config_with(
     shard: Option<jobs::Shard>,
 ) -> Result<Outcome> {
     let cfg = config::load(registry, path)?;
-    run_loaded(&cfg, path, None, force, shard)
+    run_loaded(&cfg, path, None, force, shard, ownership::FIX_CONFIG)
 }
 
 /// Runs the loaded config `cfg` whose file is `path`. With `text = Some(t)` the file does not
@@ -122,13 +122,14 @@ pub fn run_config_with(
 /// the results are in place, so the config beside the results is always the one they ran, and a
 /// run that fails writes no config (`cluster`). The results folder must be absent or this
 /// program's output, and must not contain the config or an input the run reads; both are
-/// checked before anything is computed or created ([`ownership`]).
+/// checked before anything is computed or created ([`ownership`]); a refusal says `fix`.
 pub fn run_loaded(
     cfg: &config::Config,
     path: &Path,
     text: Option<&str>,
     force: bool,
     shard: Option<jobs::Shard>,
+    fix: &str,
 ) -> Result<Outcome> {
     let mut dir = cfg.results_dir();
     if let Some(s) = shard {
@@ -148,8 +149,8 @@ pub fn run_loaded(
     if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
         staging::remove_dead_staging(parent, &name.to_string_lossy());
     }
-    ownership::refuse_over_inputs(&dir, Some(path), &inputs)?;
-    ownership::check_replaceable(&dir)?;
+    ownership::refuse_over_inputs(&dir, Some(path), &inputs, fix)?;
+    ownership::check_replaceable(&dir, fix)?;
     // One run per results folder at a time (an advisory lock, released when the run ends).
     let _lock = staging::lock_results(&dir)?;
     let hash = staging::run_hash(&cfg.value, &inputs)?;
@@ -245,9 +246,9 @@ pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome>
     let mut inputs = checked_inputs(&cfg, path)?;
     let dir = cfg.results_dir();
     inputs.extend(dirs.iter().map(|d| d.join("journal.bin")));
-    ownership::refuse_over_inputs(&dir, Some(path), &inputs)?;
+    ownership::refuse_over_inputs(&dir, Some(path), &inputs, ownership::FIX_CONFIG)?;
     inputs.truncate(inputs.len() - dirs.len());
-    ownership::check_replaceable(&dir)?;
+    ownership::check_replaceable(&dir, ownership::FIX_CONFIG)?;
     let _lock = staging::lock_results(&dir)?;
     let hash = staging::run_hash(&cfg.value, &inputs)?;
     if hash != first.run_hash {
@@ -383,6 +384,12 @@ fn write_shard(
     shard: jobs::Shard,
     jobs: &jobs::Jobs,
 ) -> Result<Outcome> {
+    // A shard folder holds its journal and shard.json alone (what the kind wrote before it
+    // stopped, such as data exports, a merge writes again).
+    for f in staging.files()? {
+        std::fs::remove_file(staging.path(&f))
+            .with_context(|| format!("cannot remove {f} from the shard folder"))?;
+    }
     let to = staging.path("journal.bin");
     std::fs::copy(journal, &to)
         .with_context(|| format!("cannot copy {} into the shard folder", journal.display()))?;
@@ -426,8 +433,10 @@ pub fn plot_results_in(registry: &Registry, dir: &Path) -> Result<Vec<PathBuf>> 
         .collect();
     refuse_changed(dir, &changes)?;
     let kind = kind_of(registry, &results)?;
-    // Draw into a scratch folder first, so a failure leaves the old figures in place.
-    let scratch = staging::Staging::new(&dir.join("figures"))?;
+    // Draw into a scratch folder beside it first (`.<name>.figures.staging-PID`), so a failure
+    // leaves the old figures in place and a kill leaves nothing inside the results folder.
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let scratch = staging::Staging::new(&dir.with_file_name(format!("{name}.figures")))?;
     kind.figures(&results, scratch.dir())?;
     let drawn = staging::describe_outputs(scratch.dir())?;
     let mut written = Vec::new();
@@ -517,6 +526,11 @@ pub fn check_folder(
 ) -> Result<(Vec<check::Verdict>, Option<String>)> {
     let _lock = lock_existing(dir)?;
     let results = Results::open(dir)?;
+    // `check` writes (and removes) checks.parquet: only in a folder of this program's.
+    ownership::refuse_foreign(
+        dir,
+        "check writes its verdicts only into a results folder of this program's (at the name its run gave it)",
+    )?;
     let checks = dir.join("checks.parquet");
     if let Err(e) = refuse_changed(dir, &staging::output_changes(dir, results.manifest())) {
         // Verdicts on the outputs as the run wrote them no longer describe this folder.

@@ -6,9 +6,9 @@
 //! - its `manifest.json` parses, names this program (`"program": "trellis-lab"`, or the fields
 //!   every manifest of earlier versions has: `crate_version`, `program_hash`, `run_hash`) and
 //!   this results name (`config.experiment.name`),
-//! - and it holds nothing its manifest does not list, beside the files the program itself adds
-//!   there: `checks.parquet` (written by `check`), and the temporary names of an interrupted
-//!   `check`, `plot` or manifest update.
+//! - and it holds nothing its manifest does not list, beside `checks.parquet` (written by
+//!   `check`). No name is taken on trust: a temporary file an interrupted `check` left there
+//!   makes the folder foreign too (the refusal names it).
 //!
 //! A **shard folder** `<name>.shard-I-of-N` is this program's when its `shard.json` parses and it
 //! holds only `shard.json` and `journal.bin`.
@@ -31,17 +31,33 @@ pub const PROGRAM: &str = "trellis-lab";
 /// verdicts.
 pub const NOT_OUTPUTS: [&str; 2] = ["manifest.json", "checks.parquet"];
 
-/// The fix said with every refusal.
-const FIX: &str = "choose another output folder or name (--output-dir / --name, or experiment.output_dir / experiment.name), or move it away yourself";
+/// The fix said with a refusal of `run` and `merge`.
+pub const FIX_CONFIG: &str =
+    "change experiment.output_dir or experiment.name in the config, or move it away yourself";
+
+/// The fix said with a refusal of `cluster`.
+pub const FIX_CLUSTER: &str = "give another --output-dir or --name, or move it away yourself";
 
 /// `Ok` when `dir` is absent or provably this program's output (a results folder, or a shard
 /// folder when its name contains `.shard-`); otherwise the one-line reason, naming the folder
-/// and the fix. Nothing is changed either way.
-pub fn check_replaceable(dir: &Path) -> Result<()> {
+/// and `fix` ([`FIX_CONFIG`] or [`FIX_CLUSTER`]). Nothing is changed either way.
+pub fn check_replaceable(dir: &Path, fix: &str) -> Result<()> {
     match why_not_ours(dir) {
         None => Ok(()),
         Some(why) => bail!(
-            "{} {why}, so the program will not replace it and nothing was computed; {FIX}",
+            "{} {why}, so the program will not replace it and nothing was computed; {fix}",
+            dir.display()
+        ),
+    }
+}
+
+/// The check at the moment of the swap (the last word, after the computation): `Ok` when
+/// `dir` is absent or this program's; otherwise says that it changed while the run computed.
+pub fn check_at_swap(dir: &Path) -> Result<()> {
+    match why_not_ours(dir) {
+        None => Ok(()),
+        Some(why) => bail!(
+            "{} {why}: it changed while the run computed, so the new results were discarded and it was left as it is; move those files away and run again",
             dir.display()
         ),
     }
@@ -61,6 +77,13 @@ pub fn refuse_foreign(dir: &Path, why_it_matters: &str) -> Result<()> {
 
 /// Why `dir` is not this program's output (`None`: it is, or it does not exist).
 pub fn why_not_ours(dir: &Path) -> Option<String> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    why_not_ours_as(dir, &name)
+}
+
+/// Why `dir` is not this program's output for results (or shard) folder `name`, wherever it
+/// sits (a staging folder holding an old run has another name than the run's).
+pub fn why_not_ours_as(dir: &Path, name: &str) -> Option<String> {
     let meta = match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(format!("cannot be inspected ({e})")),
@@ -72,7 +95,6 @@ pub fn why_not_ours(dir: &Path) -> Option<String> {
     if !meta.is_dir() {
         return Some("is a file, not a results folder".into());
     }
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
     if name.contains(".shard-") {
         return why_not_our_shard(dir);
     }
@@ -83,7 +105,7 @@ pub fn why_not_ours(dir: &Path) -> Option<String> {
     let named = manifest
         .pointer("/config/experiment/name")
         .and_then(Value::as_str);
-    if named != Some(name.as_ref()) {
+    if named != Some(name) {
         return Some(format!(
             "holds a manifest.json of results named {}, not {name:?}",
             named.map_or("nothing".into(), |n| format!(
@@ -97,9 +119,7 @@ pub fn why_not_ours(dir: &Path) -> Option<String> {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let foreign = foreign_entries(dir, |f| {
-        listed.contains(&f) || NOT_OUTPUTS.contains(&f) || is_transient(f, &listed)
-    });
+    let foreign = foreign_entries(dir, |f| listed.contains(&f) || NOT_OUTPUTS.contains(&f));
     describe_foreign(&foreign, "its manifest does not list")
 }
 
@@ -151,8 +171,7 @@ fn foreign_entries(dir: &Path, allowed: impl Fn(&str) -> bool) -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let is_file = e.file_type().is_ok_and(|t| t.is_file());
-            let ok = (is_file && allowed(&name)) || is_dead_scratch(&e.path(), &name);
-            (!ok).then_some(name)
+            (!(is_file && allowed(&name))).then_some(name)
         })
         .collect();
     v.sort();
@@ -176,27 +195,15 @@ fn describe_foreign(foreign: &[String], phrase: &str) -> Option<String> {
     Some(format!("holds {}{more}, which {phrase}", shown.join(", ")))
 }
 
-/// A temporary name this program writes inside a results folder: `checks.tmp.parquet` (an
-/// interrupted `check`), `manifest.tmp.json`, or `<output>.tmp.<ext>` of a listed output.
-fn is_transient(file: &str, listed: &[&str]) -> bool {
-    let tmp = |name: &str| {
-        super::safe_fs::tmp_path(Path::new(name))
-            .to_string_lossy()
-            .into_owned()
-    };
-    NOT_OUTPUTS.iter().any(|n| tmp(n) == file) || listed.iter().any(|n| tmp(n) == file)
-}
-
-/// A scratch folder of an interrupted `plot` (`.figures.staging-PID`) whose process is gone.
-fn is_dead_scratch(path: &Path, name: &str) -> bool {
-    super::staging::dead_staging_pid(name, "figures").is_some()
-        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
-}
-
 /// `Err` when the results folder `dir` is, or contains, the config file `config` or one of
 /// the run's `inputs`: a run must never replace what it reads. Paths are compared after
 /// resolving links (the deepest existing ancestor of `dir`).
-pub fn refuse_over_inputs(dir: &Path, config: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
+pub fn refuse_over_inputs(
+    dir: &Path,
+    config: Option<&Path>,
+    inputs: &[PathBuf],
+    fix: &str,
+) -> Result<()> {
     let out = resolved(dir);
     for (what, p) in config
         .map(|c| ("the config being run", c))
@@ -209,7 +216,7 @@ pub fn refuse_over_inputs(dir: &Path, config: Option<&Path>, inputs: &[PathBuf])
     {
         if resolved(p).starts_with(&out) {
             bail!(
-                "the results folder {} would contain {what}, {}, so writing it would replace that file; nothing was computed: {FIX}",
+                "the results folder {} would contain {what}, {}, so writing it would replace that file; nothing was computed: {fix}",
                 dir.display(),
                 p.display()
             );
@@ -277,8 +284,11 @@ mod tests {
         std::fs::write(res.join("manifest.json"), manifest("r", &["t.parquet"])).unwrap();
         std::fs::write(res.join("t.parquet"), "x").unwrap();
         std::fs::write(res.join("checks.parquet"), "x").unwrap();
-        std::fs::write(res.join("checks.tmp.parquet"), "x").unwrap();
         assert_eq!(why_not_ours(&res), None);
+        // No name is taken on trust: a leftover temporary file is named too.
+        std::fs::write(res.join("checks.tmp.parquet"), "x").unwrap();
+        assert!(why_not_ours(&res).unwrap().contains("checks.tmp.parquet"));
+        std::fs::remove_file(res.join("checks.tmp.parquet")).unwrap();
         // A user's file, a folder, or a link inside makes it foreign.
         std::fs::write(res.join("notes.txt"), "mine").unwrap();
         let why = why_not_ours(&res).unwrap();
@@ -291,7 +301,9 @@ mod tests {
         assert!(why_not_ours(&d.join("link"))
             .unwrap()
             .contains("symbolic link"));
-        let e = check_replaceable(&d.join("link")).unwrap_err().to_string();
+        let e = check_replaceable(&d.join("link"), FIX_CLUSTER)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("move it away yourself") && !e.contains('\n'),
             "{e}"
@@ -305,18 +317,29 @@ mod tests {
         std::fs::create_dir_all(d.join("data")).unwrap();
         let input = d.join("data/x.csv");
         std::fs::write(&input, "a\n1\n").unwrap();
-        let e = refuse_over_inputs(&d.join("data"), None, std::slice::from_ref(&input))
-            .unwrap_err()
-            .to_string();
+        let e = refuse_over_inputs(
+            &d.join("data"),
+            None,
+            std::slice::from_ref(&input),
+            FIX_CONFIG,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("an input the run reads"), "{e}");
-        let e = refuse_over_inputs(&d, Some(&input), &[])
+        let e = refuse_over_inputs(&d, Some(&input), &[], FIX_CONFIG)
             .unwrap_err()
             .to_string();
         assert!(e.contains("the config being run"), "{e}");
         // Through a link to the folder, and a folder beside it, is fine.
         std::os::unix::fs::symlink(d.join("data"), d.join("alias")).unwrap();
-        assert!(refuse_over_inputs(&d.join("alias"), None, std::slice::from_ref(&input)).is_err());
-        refuse_over_inputs(&d.join("results/x"), None, &[input]).unwrap();
+        assert!(refuse_over_inputs(
+            &d.join("alias"),
+            None,
+            std::slice::from_ref(&input),
+            FIX_CONFIG
+        )
+        .is_err());
+        refuse_over_inputs(&d.join("results/x"), None, &[input], FIX_CONFIG).unwrap();
         std::fs::remove_dir_all(&d).ok();
     }
 }

@@ -78,6 +78,37 @@ pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     })
 }
 
+/// Writes `bytes` to `path` through a temporary file of this process beside it
+/// (`.<file>.tmp-<pid>`) and a rename, for files written into a user's folder (a `cluster`
+/// config, the report's list): unlike [`write_atomic`] nothing already at the temporary name
+/// is removed; it is an error naming it.
+pub fn replace_beside(path: &Path, bytes: &[u8]) -> Result<()> {
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{file}.tmp-{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .with_context(|| {
+            format!(
+                "cannot create the temporary file {} (move away what is there)",
+                tmp.display()
+            )
+        })?;
+    let result = f
+        .write_all(bytes)
+        .and_then(|()| f.flush())
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("cannot move {} into place", path.display()))
+        });
+    if result.is_err() {
+        std::fs::remove_file(&tmp).ok();
+    }
+    result
+}
+
 /// Creates the fresh temporary file `tmp`, lets `fill` write it, then renames it to `dest`;
 /// removes `tmp` when either step fails.
 pub fn with_tmp(tmp: &Path, dest: &Path, fill: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
@@ -184,6 +215,7 @@ impl Drop for FileLock {
         // the name once it gets the lock, and tries again or stops.
         if self.created {
             std::fs::remove_file(&self.path).ok();
+            super::signals::unregister_created(&super::signals::Created::File(self.path.clone()));
         }
         self.file = None;
     }
@@ -213,6 +245,9 @@ pub fn lock_own(path: &Path, what: &str, wait: bool) -> Result<Option<FileLock>>
         // at the name excludes nobody.
         let current = locked && same_file(&file, path);
         if current {
+            if !existed {
+                super::signals::register_created(super::signals::Created::File(path.to_path_buf()));
+            }
             return Ok(Some(FileLock {
                 file: Some(file),
                 path: path.to_path_buf(),

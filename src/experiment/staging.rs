@@ -39,9 +39,20 @@ impl Staging {
             .with_context(|| format!("cannot create {}", parent.display()))?;
         remove_dead_staging(parent, &name);
         let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
-        remove_entry(&dir)?;
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            // A process of this id that is gone left it (ids are reused): removed only when it
+            // is provably this program's.
+            if !is_our_staging(&dir, &name) {
+                anyhow::bail!(
+                    "{} is in the way of this run's staging folder and is not one this program left; move it away",
+                    dir.display()
+                );
+            }
+            remove_entry(&dir)?;
+        }
         std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         signals::register(&dir);
+        safe_fs::write_new(&dir.join(STAGING_MARK), STAGING_MARK_TEXT.as_bytes())?;
         Ok(Staging {
             dir,
             final_dir: final_dir.to_path_buf(),
@@ -64,7 +75,7 @@ impl Staging {
         write_atomic(&self.path(name), text)
     }
 
-    /// Names of the staged files, sorted.
+    /// Names of the staged files, sorted (the staging mark is not one).
     pub fn files(&self) -> Result<Vec<String>> {
         list_files(&self.dir)
     }
@@ -73,6 +84,9 @@ impl Staging {
     /// one: no file of the previous run (its outputs, its `checks.parquet`, anything else in
     /// it) survives, and no crash leaves a mix.
     pub fn commit(mut self) -> Result<PathBuf> {
+        // The folder becomes the results: the mark goes (a staging folder killed from here on
+        // is recognised by its manifest instead).
+        std::fs::remove_file(self.dir.join(STAGING_MARK)).ok();
         test_pause("before the swap");
         let replaced = {
             // A signal's cleanup waits for the swap; the folder stays registered, since after
@@ -133,7 +147,7 @@ fn swap_into_place(new: &Path, dest: &Path) -> Result<bool> {
     }
     // The last word of the ownership rule: whatever runs, only this program's output is
     // replaced (a user's folder that appeared while the run computed is refused here).
-    super::ownership::check_replaceable(dest)?;
+    super::ownership::check_at_swap(dest)?;
     if exchange(new, dest).with_context(into)? {
         return Ok(true);
     }
@@ -210,6 +224,9 @@ pub fn lock_results(dir: &Path) -> Result<ResultsLock> {
         lock: None,
         created_dirs: missing_ancestors(parent),
     };
+    for d in &guard.created_dirs {
+        signals::register_created(signals::Created::EmptyDir(d.clone()));
+    }
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
     let path = parent.join(format!(".{name}.lock"));
@@ -237,6 +254,7 @@ impl Drop for ResultsLock {
         for d in &self.created_dirs {
             // Only an empty folder goes (remove_dir never removes contents).
             std::fs::remove_dir(d).ok();
+            signals::unregister_created(&signals::Created::EmptyDir(d.clone()));
         }
     }
 }
@@ -268,16 +286,39 @@ pub fn no_file_in_the_way(dir: &Path) -> Result<()> {
 }
 
 /// Removes staging folders `.{name}.staging-PID` (and `.staging-PID.old`) in `parent` left by
-/// processes that are gone (killed runs); on systems without `/proc` nothing is removed.
+/// processes that are gone (killed runs), each only when it is provably this program's
+/// ([`is_our_staging`]); anything else with such a name is left alone. On systems without
+/// `/proc` nothing is removed.
 pub fn remove_dead_staging(parent: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for e in entries.filter_map(|e| e.ok()) {
-        if dead_staging_pid(&e.file_name().to_string_lossy(), name).is_some() {
+        if dead_staging_pid(&e.file_name().to_string_lossy(), name).is_some()
+            && is_our_staging(&e.path(), name)
+        {
             remove_entry(&e.path()).ok();
         }
     }
+}
+
+/// The file that marks a staging folder as this program's while it is being filled.
+pub const STAGING_MARK: &str = ".trellis-lab-staging";
+
+/// What the mark says.
+pub const STAGING_MARK_TEXT: &str = "a staging folder of trellis-lab: removed when its run ends\n";
+
+/// Whether `dir` is a staging folder of results `name` that this program made: a real folder
+/// holding the staging mark (a run being staged), or this program's results (or shard) folder
+/// for `name` (a finished run staged for the swap, or the old run swapped out).
+pub fn is_our_staging(dir: &Path, name: &str) -> bool {
+    let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    let marked = || {
+        let mark = dir.join(STAGING_MARK);
+        std::fs::symlink_metadata(&mark).is_ok_and(|m| m.is_file())
+            && read_small(&mark, 1024).is_ok_and(|t| t == STAGING_MARK_TEXT)
+    };
+    real_dir && (marked() || super::ownership::why_not_ours_as(dir, name).is_none())
 }
 
 /// The process id in `file` when it names a staging folder of results `name`
@@ -292,13 +333,14 @@ pub fn dead_staging_pid(file: &str, name: &str) -> Option<u32> {
     (Path::new("/proc/self").exists() && pid != std::process::id() && !alive).then_some(pid)
 }
 
-/// Regular files directly in `dir`, sorted by name.
+/// Regular files directly in `dir`, sorted by name (a staging folder's mark left out).
 pub fn list_files(dir: &Path) -> Result<Vec<String>> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|f| f != STAGING_MARK)
         .collect();
     v.sort();
     Ok(v)

@@ -67,6 +67,7 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
     // One report of a folder at a time; a second waits for the first.
     let _lock = crate::experiment::safe_fs::lock_own(&root.join(LOCK), "the report's lock", true)?;
     owned::refuse_bad_pages_dir(root)?;
+    owned::refuse_foreign_list(root)?;
     let entries = folder::scan(root)?;
     let root_text = root.display().to_string();
     let ctx = page::Context {
@@ -124,9 +125,9 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
         .cloned()
         .zip(files.iter().map(|(_, t)| t.as_str()))
         .collect();
-    crate::experiment::safe_fs::write_atomic(
+    crate::experiment::safe_fs::replace_beside(
         &pages_dir.join(owned::LIST),
-        owned::list_text(&list),
+        owned::list_text(&list).as_bytes(),
     )?;
     Ok(summary)
 }
@@ -160,6 +161,7 @@ pub fn check_destination(root: &Path, name: &str) -> Result<()> {
         return Ok(());
     }
     owned::refuse_bad_pages_dir(root)?;
+    owned::refuse_foreign_list(root)?;
     let mut names = folder::result_names(root);
     names.push(name.to_string());
     owned::Written::read(root).refuse_foreign(&owned::page_paths(&names))
@@ -180,8 +182,17 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     let result = (|| -> Result<()> {
         for (path, text) in files {
             let tmp = tmp_of(path);
+            // Never over anything already at the name (`create_new` follows no link either).
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .with_context(|| {
+                    format!("cannot create {} (move away what is there)", tmp.display())
+                })?;
             written.push(tmp.clone());
-            crate::experiment::safe_fs::write_new(&tmp, text.as_bytes())?;
+            std::io::Write::write_all(&mut f, text.as_bytes())
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
         }
         for (path, _) in files {
             std::fs::rename(tmp_of(path), path)
@@ -197,30 +208,12 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     result
 }
 
-/// Removes the report's own pages that this report did not write (folders that are gone):
-/// those the last report listed, or where there is no list, the pages folder's `.html` files
-/// with the generator line; a file that is not the report's own is passed by. Also removes the
-/// temporary files of reports that were killed (`*.html.tmp-PID`, under the lock none is live).
+/// Removes the report's own pages that this report did not write (folders that are gone): those
+/// the last report listed and nobody changed since; where there is no list (a report of an
+/// earlier version) nothing is pruned. Also removes the temporary pages of reports that were
+/// killed (`*.html.tmp-PID` of a process that is gone, holding the generator line).
 fn remove_stale_pages(root: &Path, before: &owned::Written, keep: &[String]) {
-    let pages_dir = root.join(PAGES_DIR);
-    let listing = |dir: &Path| -> Vec<String> {
-        std::fs::read_dir(dir)
-            .map(|l| {
-                l.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut candidates = before.listed();
-    if candidates.is_empty() {
-        candidates = listing(&pages_dir)
-            .into_iter()
-            .filter(|n| n.ends_with(".html"))
-            .map(|n| format!("{PAGES_DIR}/{n}"))
-            .collect();
-    }
-    for rel in candidates {
+    for rel in before.listed() {
         let inside = Path::new(&rel)
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_)));
@@ -228,15 +221,27 @@ fn remove_stale_pages(root: &Path, before: &owned::Written, keep: &[String]) {
             std::fs::remove_file(root.join(&rel)).ok();
         }
     }
-    for (dir, prefix) in [(root.to_path_buf(), "index.html"), (pages_dir, "")] {
-        for n in listing(&dir) {
-            let stale = n.split_once(".html.tmp-").is_some_and(|(stem, pid)| {
-                (prefix.is_empty() || format!("{stem}.html") == prefix)
-                    && !pid.is_empty()
-                    && pid.bytes().all(|b| b.is_ascii_digit())
-            });
-            if stale && std::fs::symlink_metadata(dir.join(&n)).is_ok_and(|m| !m.is_dir()) {
-                std::fs::remove_file(dir.join(&n)).ok();
+    let alive = |pid: &str| {
+        !Path::new("/proc/self").exists() || Path::new(&format!("/proc/{pid}")).exists()
+    };
+    for dir in [root.to_path_buf(), root.join(PAGES_DIR)] {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in listing.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some((_, pid)) = n.split_once(".html.tmp-") else {
+                continue;
+            };
+            let path = e.path();
+            let ours = !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && !alive(pid)
+                && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+                && crate::experiment::staging::read_small(&path, 64 << 20)
+                    .is_ok_and(|t| t.contains(owned::GENERATOR_META));
+            if ours {
+                std::fs::remove_file(&path).ok();
             }
         }
     }

@@ -110,6 +110,31 @@ pub fn list_text(pages: &[(String, &str)]) -> String {
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }
 
+/// `Err` when a file is at the list's name that is not the report's list (it would be
+/// replaced).
+pub fn refuse_foreign_list(root: &Path) -> Result<()> {
+    let path = root.join(PAGES_DIR).join(LIST);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Err(_) => return Ok(()),
+        Ok(m) => m,
+    };
+    let ours = meta.is_file()
+        && read_small(&path, 16 << 20)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| {
+                v.get("generator").and_then(Value::as_str) == Some("trellis-lab report")
+                    && v.get("pages").is_some_and(Value::is_object)
+            });
+    if !ours {
+        bail!(
+            "{} is where the report keeps the list of the pages it wrote, but it is not such a list; move it away, or write results and report to another folder (--output-dir)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// `Err` when the pages folder under `root` is a link or a file: the report writes and prunes
 /// only in a folder of its own.
 pub fn refuse_bad_pages_dir(root: &Path) -> Result<()> {

@@ -165,7 +165,13 @@ fn g03_check_and_report_replace_links_at_their_temporary_names() {
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     run_ok(&cfg);
     let res = dir.join("results/jets_smoke");
+    // A link inside the results folder makes it a folder the program did not write alone:
+    // refused, the link's target untouched; without the link, `check` writes a regular file.
     symlink(&v, res.join("checks.tmp.parquet")).unwrap();
+    let err = one_line_error(&check(&res));
+    assert!(err.contains("checks.tmp.parquet"), "{err}");
+    untouched(&v);
+    std::fs::remove_file(res.join("checks.tmp.parquet")).unwrap();
     assert!(check(&res).status.success());
     untouched(&v);
     assert!(std::fs::symlink_metadata(res.join("checks.parquet"))

@@ -392,8 +392,7 @@ fn h06_cluster_writes_its_config_only_over_its_own_unedited_one() {
         .unwrap()
         .contains("seed = 3"));
     assert!(
-        stderr(&out).contains("out/points.toml was edited")
-            && stderr(&out).contains("points.1.toml"),
+        stderr(&out).contains("out/points.toml is kept") && stderr(&out).contains("points.1.toml"),
         "{}",
         stderr(&out)
     );
@@ -652,5 +651,242 @@ fn h13_a_signal_right_after_the_swap_leaves_no_old_run_behind() {
         }
         assert!(!old.exists(), "SIG{signal} left {}", old.display());
         assert!(dir.join("results/b/manifest.json").is_file());
+    }
+}
+
+// The findings of an adversarial probe of the rule above, one test each.
+
+/// A board config on the labelled points example (greedy only), named `name`, writing to
+/// `dir/out`.
+fn points_board(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    write(
+        &p,
+        &format!(
+            "[experiment]\nkind = \"board\"\nname = \"{name}\"\nseed = 1\noutput_dir = \"out\"\n[board]\nmethods = [\"greedy\"]\n[[board.datasets]]\nname = \"p\"\nsource = \"file\"\npath = \"{}\"\nlabel_column = \"kind\"\n",
+            root().join("data/examples/points_labelled.csv").display()
+        ),
+    );
+    p
+}
+
+#[test]
+fn h14_staging_and_journal_names_are_removed_only_when_provably_the_programs() {
+    let dir = scratch("h14");
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join(".pts.staging-124")).unwrap();
+    write(&out.join(".pts.staging-123"), "my draft");
+    write(&out.join(".pts.staging-124/keep.txt"), "keep me");
+    write(&out.join(".pts.journal"), "my notes");
+    std::fs::create_dir_all(out.join("pts")).unwrap();
+    write(&out.join("pts/thesis.tex"), "thesis");
+    let cfg = points_board(&dir, "pts");
+    let before = snapshot(&dir);
+    // Refused for the folder; nothing else touched.
+    one_line_error(&run(&cfg));
+    assert_eq!(snapshot(&dir), before);
+    // Refused for the journal once the folder is gone; the staging names stay.
+    std::fs::remove_dir_all(out.join("pts")).unwrap();
+    let err = one_line_error(&run(&cfg));
+    assert!(
+        err.contains(".pts.journal") && err.contains("not a journal"),
+        "{err}"
+    );
+    std::fs::remove_file(out.join(".pts.journal")).unwrap();
+    run_ok(&cfg);
+    assert_eq!(
+        std::fs::read_to_string(out.join(".pts.staging-123")).unwrap(),
+        "my draft"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join(".pts.staging-124/keep.txt")).unwrap(),
+        "keep me"
+    );
+    // A data file at the journal's name is not deleted as an old journal.
+    let data = out.join(".x.journal");
+    std::fs::copy(root().join("data/examples/similarities.csv"), &data).unwrap();
+    let bytes = std::fs::read(&data).unwrap();
+    let err = one_line_error(&cluster(
+        &dir,
+        &[
+            "out/.x.journal",
+            "--similarity",
+            "--name",
+            "x",
+            "--output-dir",
+            "out",
+        ],
+    ));
+    assert!(err.contains(".x.journal"), "{err}");
+    assert_eq!(std::fs::read(&data).unwrap(), bytes);
+}
+
+#[test]
+fn h15_check_neither_deletes_nor_writes_in_a_folder_not_its_own() {
+    let dir = scratch("h15");
+    // A user's folder with a manifest and a checks.parquet of their own.
+    std::fs::create_dir_all(dir.join("Documents")).unwrap();
+    write(
+        &dir.join("Documents/manifest.json"),
+        "{\"name\": \"my web app\"}",
+    );
+    write(&dir.join("Documents/checks.parquet"), "my data");
+    let before = snapshot(&dir);
+    let check = |d: &Path| bin().args(["check", d.to_str().unwrap()]).output().unwrap();
+    one_line_error(&check(&dir.join("Documents")));
+    assert_eq!(snapshot(&dir), before);
+    // A copy of results under another name, with the user's verdicts in it.
+    let cfg = small_board(&dir, "b");
+    run_ok(&cfg);
+    let copy = dir.join("backup_b");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in std::fs::read_dir(dir.join("results/b")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), copy.join(f.file_name())).unwrap();
+    }
+    write(&copy.join("checks.parquet"), "my own verdicts");
+    let err = one_line_error(&check(&copy));
+    assert!(err.contains("results named \"b\""), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(copy.join("checks.parquet")).unwrap(),
+        "my own verdicts"
+    );
+    // This program's folder with a user's file added: refused, its checks.parquet kept.
+    let res = dir.join("results/b");
+    ok(check(&res));
+    let verdicts = std::fs::read(res.join("checks.parquet")).unwrap();
+    write(&res.join("notes.txt"), "mine");
+    let err = one_line_error(&check(&res));
+    assert!(err.contains("notes.txt"), "{err}");
+    assert_eq!(std::fs::read(res.join("checks.parquet")).unwrap(), verdicts);
+}
+
+#[test]
+fn h16_report_removes_only_what_it_listed() {
+    let dir = scratch("h16");
+    let out = dir.join("results");
+    run_ok(&small_board(&dir, "b"));
+    ok(report(&out));
+    // A report of an earlier version has no list: its pages are never pruned by their line.
+    std::fs::remove_file(out.join("report/.trellis-report.json")).unwrap();
+    let copy = "<!DOCTYPE html><head><meta name=\"generator\" content=\"trellis-lab report\"></head><body>my annotated copy</body>\n";
+    write(&out.join("report/b-annotated.html"), copy);
+    // Names like the report's temporary files, the user's.
+    write(&out.join("index.html.tmp-77"), "mine");
+    write(&out.join("report/notes.html.tmp-78"), "mine");
+    write(&out.join("report/.trellis-report.json.tmp-79"), "mine");
+    let before: BTreeMap<String, Vec<u8>> = snapshot(&out)
+        .into_iter()
+        .filter(|(k, _)| k.contains("annotated") || k.contains(".tmp-"))
+        .collect();
+    ok(report(&out));
+    let after: BTreeMap<String, Vec<u8>> = snapshot(&out)
+        .into_iter()
+        .filter(|(k, _)| k.contains("annotated") || k.contains(".tmp-"))
+        .collect();
+    assert_eq!(after, before);
+    // A file of the user's at the list's name is refused, not overwritten.
+    write(
+        &out.join("report/.trellis-report.json"),
+        "{\"my\": \"settings\"}",
+    );
+    let err = one_line_error(&report(&out));
+    assert!(
+        err.contains(".trellis-report.json") && err.contains("not such a list"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("report/.trellis-report.json")).unwrap(),
+        "{\"my\": \"settings\"}"
+    );
+}
+
+#[test]
+fn h17_force_never_replaces_user_files_at_temporary_names() {
+    let dir = scratch("h17");
+    let cfg = small_board(&dir, "b");
+    run_ok(&cfg);
+    let res = dir.join("results/b");
+    write(&res.join("manifest.tmp.json"), "my edited manifest");
+    write(&res.join("board.tmp.parquet"), "x");
+    std::fs::create_dir_all(res.join(".figures.staging-99999")).unwrap();
+    write(&res.join(".figures.staging-99999/fig.svg"), "my drawing");
+    let before = snapshot(&res);
+    for args in [
+        vec!["run", cfg.to_str().unwrap(), "--force"],
+        vec!["plot", res.to_str().unwrap()],
+    ] {
+        let err = one_line_error(&bin().args(&args).output().unwrap());
+        assert!(err.contains(".figures.staging-99999"), "{err}");
+        assert_eq!(snapshot(&res), before, "{args:?}");
+    }
+}
+
+#[test]
+fn h18_a_shard_the_program_wrote_can_be_run_again() {
+    let dir = scratch("h18");
+    let cfg = points_board(&dir, "pts");
+    let shard = |force: bool| {
+        let mut c = bin();
+        c.args(["run", cfg.to_str().unwrap(), "--shard", "0/2"]);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    ok(shard(false));
+    let folder = dir.join("out/pts.shard-0-of-2");
+    let mut files: Vec<String> = snapshot(&folder).into_keys().collect();
+    files.sort();
+    assert_eq!(files, ["journal.bin", "shard.json"]);
+    assert!(skipped(shard(false)));
+    ok(shard(true));
+}
+
+#[test]
+fn h19_sigint_leaves_no_lock_file_or_folder_it_created() {
+    let dir = scratch("h19");
+    let cfg = dir.join("c.toml");
+    write(
+        &cfg,
+        "[experiment]\nkind = \"jets\"\nname = \"j\"\nseed = 1\noutput_dir = \"deep/er/out\"\n[jets]\nsource = \"generate\"\nn_jets = 2\nmax_leaves = 5\n",
+    );
+    let mut child = bin()
+        .args(["run", cfg.to_str().unwrap()])
+        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "20000")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().contains("before the swap") {
+            break;
+        }
+    }
+    assert!(dir.join("deep/er/out/.j.lock").exists());
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    assert!(!child.wait().unwrap().success());
+    assert!(!dir.join("deep").exists(), "{:?}", snapshot(&dir));
+}
+
+#[test]
+fn h20_usage_errors_are_one_line() {
+    for args in [
+        vec!["run", "--shard", "2/2", "x.toml"],
+        vec!["check", ""],
+        vec!["cluster", "--name", "-x", "a.csv"],
+        vec!["nonsense"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains("--help"),
+            "{err}"
+        );
     }
 }

@@ -97,6 +97,7 @@ impl Energy {
             max_exact_leaves: s.max_exact_leaves,
             beam_dedup: Dedup::Clusters,
             sparse_seed_trees: s.sparse_seed_trees,
+            merge_score: s.merge_score,
             ..MethodsSection::default()
         };
         let found = with_model!(self, model => m.run(

@@ -83,6 +83,12 @@ pub struct BoardSection {
     /// Seed trees of the sparse trellis (the beam size of its seeding beam search; default 100).
     #[serde(default = "hundred")]
     pub sparse_seed_trees: usize,
+    /// What greedy and beam search rank merges by: `"potential"` (the papers' rule, each
+    /// merge's own energy; default) or `"revenue"` (a merge is also credited with what it
+    /// leaves unmerged, which keeps every complete tree's ranking and the MAP). The same on
+    /// jets.
+    #[serde(default = "potential")]
+    pub merge_score: crate::search::MergeScore,
     /// R of the kt family (default 1; with exclusive clustering to one tree it never changes
     /// the tree).
     #[serde(default = "crate::experiment::config::one_f64")]
@@ -93,6 +99,10 @@ pub struct BoardSection {
     /// `[board.pydt]`: DDT / PYDT.
     #[serde(default)]
     pub pydt: PydtPart,
+}
+
+fn potential() -> crate::search::MergeScore {
+    crate::search::MergeScore::Potential
 }
 
 /// `[board.coalescent]`.
