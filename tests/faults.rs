@@ -517,3 +517,6 @@ fn f23_sizes_without_a_bound_before_now_are_refused() {
 
 #[path = "faults/round2.rs"]
 mod round2;
+
+#[path = "faults/round3_data.rs"]
+mod round3_data;
