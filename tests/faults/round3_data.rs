@@ -88,7 +88,7 @@ fn h20_a_100_mb_csv_of_5e7_cells_is_refused_while_it_is_read() {
 
 #[test]
 fn h21_the_coalescent_runs_on_points_of_10000_features() {
-    // MPOST2 and MGREEDY whitened through a dense 10,000 × 10,000 Φ (800 MB) and its Cholesky
+    // 4 points × 10,000 features. MPOST2 and MGREEDY whitened through a dense 10,000 × 10,000 Φ (800 MB) and its Cholesky
     // factorisation: no answer in 400 s. Φ = σ² I now whitens by σ alone.
     let dir = scratch("h21");
     let d = 10_000;
@@ -96,7 +96,7 @@ fn h21_the_coalescent_runs_on_points_of_10000_features() {
         .map(|j| format!("f{j}"))
         .collect::<Vec<_>>()
         .join(",");
-    for i in 0..3 {
+    for i in 0..4 {
         let row: Vec<String> = (0..d)
             .map(|j| (((i * 7 + j * 3) % 11) as f64 / 4.0).to_string())
             .collect();
@@ -119,6 +119,32 @@ fn h21_the_coalescent_runs_on_points_of_10000_features() {
     let status = strings(&res, "trees", "status");
     assert_eq!(status, ["ran", "ran"]);
     assert!(strings(&res, "board", "metric").contains(&"own_objective".to_string()));
+    // The fitted coalescent_labelled methods learn a general Φ: 10,000 features are refused
+    // with the cost, before a minute-long factorisation of an 800 MB matrix.
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l},kind"),
+            _ => format!("{l},{}", ["a", "b"][i % 2]),
+        })
+        .collect();
+    let file = dir.join("wide_labelled.csv");
+    write(&file, &(lines.join("\n") + "\n"));
+    let cfg = config(
+        &dir,
+        "c",
+        "coalescent_labelled",
+        &format!(
+            "[coalescent_labelled]\nsubsets = 1\nper_class = 2\nmethods = [\"mpost2\"]\n[coalescent_labelled.data]\nsource = \"file\"\npaths = [\"{}\"]\nlabel_column = \"kind\"\n[coalescent_labelled.covariance]\nkernel = \"isotropic\"\nell = 1.0\nlearn = \"ell\"\n",
+            file.display()
+        ),
+    );
+    let err = one_line_error(&capped_at(4 << 20, 60, &["run", cfg.to_str().unwrap()]));
+    assert!(
+        err.contains("10000 features") && err.contains("1024"),
+        "{err}"
+    );
 }
 
 #[test]
