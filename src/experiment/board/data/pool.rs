@@ -314,3 +314,18 @@ fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<Stri
     }
     Ok(dropped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::underflowing_spread;
+
+    #[test]
+    fn only_distinct_values_whose_spread_underflows_are_found() {
+        let spread = |v: &[f64]| underflowing_spread(|| v.iter().copied());
+        assert_eq!(spread(&[1e-300, 4e-300, 2e-300]), Some((1e-300, 4e-300)));
+        assert_eq!(spread(&[1e-300, 1e-300]), None, "equal values are not underflow");
+        assert_eq!(spread(&[0.0, 1e-150]), None, "the squares are still normal");
+        assert_eq!(spread(&[1.0, 1.0 + 1e-15]), None);
+        assert_eq!(spread(&[1e-200, 1.0]), None, "tiny among normal values is fine");
+    }
+}
