@@ -545,3 +545,6 @@ mod round2;
 
 #[path = "faults/round3.rs"]
 mod round3;
+
+#[path = "faults/round3_data.rs"]
+mod round3_data;

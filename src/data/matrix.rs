@@ -188,52 +188,130 @@ impl PointMatrix {
     }
 
     /// Parses `text` with layout `spec` (a `None` delimiter means whitespace); `name` is used in
-    /// errors.
+    /// errors. Records are read one at a time and the size limits ([`MAX_FEATURES`],
+    /// [`MAX_CELLS`]) are checked at the header and at each row, before the row is stored: an
+    /// over-large file is refused having held at most the limit's values.
     pub fn parse(text: &str, spec: &MatrixSpec, name: &str) -> Result<PointMatrix, MatrixError> {
-        let err = |line: usize, msg: String| MatrixError::Format {
-            path: name.to_string(),
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut b = Builder {
+            spec,
+            name,
+            header: None,
+            layout: None,
+            values: Vec::new(),
+            labels: None,
+            rows: 0,
+        };
+        each_record(
+            text,
+            spec.delimiter.unwrap_or(Delimiter::Whitespace),
+            name,
+            |line, cells, rest| b.record(line, cells, rest),
+        )?;
+        b.finish()
+    }
+}
+
+/// Where the label column is and how many features a row has.
+struct Layout {
+    width: usize,
+    label_at: Option<usize>,
+    dim: usize,
+}
+
+/// The matrix as its records arrive.
+struct Builder<'a> {
+    spec: &'a MatrixSpec,
+    name: &'a str,
+    header: Option<(usize, Vec<String>)>,
+    layout: Option<Layout>,
+    values: Vec<f64>,
+    labels: Option<Vec<String>>,
+    rows: usize,
+}
+
+impl Builder<'_> {
+    fn err(&self, line: usize, msg: String) -> MatrixError {
+        MatrixError::Format {
+            path: self.name.to_string(),
             line,
             msg,
+        }
+    }
+
+    /// Takes one record (line `line`, `rest` the text after it).
+    fn record(&mut self, line: usize, cells: &[&str], rest: &str) -> Result<(), MatrixError> {
+        if self.spec.header && self.header.is_none() {
+            self.header = Some((line, cells.iter().map(|c| c.to_string()).collect()));
+            self.layout = Some(self.layout(cells.len(), rest)?);
+            return Ok(());
+        }
+        if self.layout.is_none() {
+            self.layout = Some(self.layout(cells.len(), rest)?);
+        }
+        let Some(Layout {
+            width,
+            label_at,
+            dim,
+        }) = self.layout
+        else {
+            return Ok(());
         };
-        let records = split_records(text, spec.delimiter.unwrap_or(Delimiter::Whitespace))
-            .map_err(|(line, msg)| err(line, msg))?;
-        let mut records = records.into_iter();
-        let header: Option<(usize, Vec<String>)> = if spec.header {
-            Some(records.next().ok_or_else(|| {
-                err(
-                    0,
-                    "the file is empty; expected a header line then one point per line".into(),
-                )
-            })?)
-        } else {
-            None
-        };
-        let mut rows = records.peekable();
-        let width = match (&header, rows.peek()) {
-            (Some((_, h)), _) => h.len(),
-            (None, Some((_, r))) => r.len(),
-            (None, None) => 0,
-        };
-        let label_at = match &spec.label_column {
+        if cells.len() != width {
+            return Err(self.err(
+                line,
+                format!(
+                    "{} cells, expected {width} like the {}; a cell is missing or extra",
+                    cells.len(),
+                    if self.header.is_some() {
+                        "header"
+                    } else {
+                        "first line"
+                    }
+                ),
+            ));
+        }
+        self.rows += 1;
+        if self.rows.saturating_mul(dim) > MAX_CELLS {
+            // The points still to come, roughly (one a line): said, not read.
+            return Err(self.too_large(self.rows + lines_in(rest), dim, line));
+        }
+        for (i, cell) in cells.iter().enumerate() {
+            if Some(i) == label_at {
+                if let Some(l) = self.labels.as_mut() {
+                    l.push(cell.to_string());
+                }
+                continue;
+            }
+            let x = self.number(line, i, cell)?;
+            self.values.push(x);
+        }
+        Ok(())
+    }
+
+    /// The layout of rows of `width` cells (from the header or the first row, `rest` the text
+    /// after it), checked against the limits.
+    fn layout(&mut self, width: usize, rest: &str) -> Result<Layout, MatrixError> {
+        let label_at = match &self.spec.label_column {
             None => None,
             Some(Column::Index(i)) if *i < width => Some(*i),
             Some(Column::Index(i)) => {
-                return Err(err(
+                return Err(self.err(
                     1,
                     format!(
                         "label column {i} (0-based) is past the {width} columns; give a smaller index"
                     ),
                 ))
             }
-            Some(Column::Name(n)) => match &header {
+            Some(Column::Name(n)) => match &self.header {
                 None => {
-                    return Err(err(
+                    return Err(self.err(
                         0,
                         format!("label column {n:?} is named but the file has no header; give its 0-based index instead"),
                     ))
                 }
                 Some((line, h)) => Some(h.iter().position(|c| c == n).ok_or_else(|| {
-                    err(
+                    self.err(
                         *line,
                         format!(
                             "no column named {n:?} for the labels; the header starts {}",
@@ -244,116 +322,139 @@ impl PointMatrix {
             },
         };
         let dim = width - usize::from(label_at.is_some());
-        let n_rows = rows.len();
-        if dim > MAX_FEATURES || n_rows.saturating_mul(dim) > MAX_CELLS {
-            return Err(err(
-                0,
-                format!(
-                    "{n_rows} points × {dim} features is more than the limit of {MAX_FEATURES} features and {MAX_CELLS} values: it would take about {:.1} GiB of memory; keep fewer features (or points)",
-                    n_rows as f64 * dim as f64 * BYTES_PER_CELL / (1u64 << 30) as f64
-                ),
-            ));
+        if dim > MAX_FEATURES {
+            let rows = lines_in(rest) + usize::from(!self.spec.header);
+            return Err(self.too_large(rows, dim, self.header.as_ref().map_or(1, |h| h.0)));
         }
-        let features: Vec<String> = match &header {
-            Some((_, h)) => h
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| Some(*i) != label_at)
-                .map(|(_, c)| c.clone())
-                .collect(),
-            None => (1..=width - usize::from(label_at.is_some()))
-                .map(|i| format!("x{i}"))
-                .collect(),
-        };
-        if features.is_empty() {
-            return Err(err(
-                header.as_ref().map_or(1, |h| h.0),
+        if dim == 0 {
+            return Err(self.err(
+                self.header.as_ref().map_or(1, |h| h.0),
                 "no feature columns; each point needs at least one number".into(),
             ));
         }
-        let mut values = Vec::new();
-        let mut labels = label_at.map(|_| Vec::new());
-        for (line, cells) in rows {
-            if cells.len() != width {
-                return Err(err(
-                    line,
-                    format!(
-                        "{} cells, expected {width} like the {}; a cell is missing or extra",
-                        cells.len(),
-                        if header.is_some() {
-                            "header"
-                        } else {
-                            "first line"
-                        }
-                    ),
-                ));
-            }
-            for (i, cell) in cells.into_iter().enumerate() {
-                if Some(i) == label_at {
-                    if let Some(l) = labels.as_mut() {
-                        l.push(cell);
-                    }
-                    continue;
-                }
-                let x: f64 = cell.trim().parse().map_err(|_| {
-                    err(
-                        line,
-                        format!(
-                            "column {} holds {:?}, not a number (fill or drop missing values; name a label column with label_column)",
-                            column_name(&header, i),
-                            shorten(&cell)
-                        ),
-                    )
-                })?;
-                if !x.is_finite() {
-                    return Err(err(
-                        line,
-                        format!(
-                            "column {} holds {}, not a finite number",
-                            column_name(&header, i),
-                            shorten(&cell)
-                        ),
-                    ));
-                }
-                if x.abs() > super::MAX_ABS_VALUE {
-                    return Err(err(
-                        line,
-                        format!(
-                            "column {} holds {x:e}, beyond ±1e100: the models square and sum values, which would overflow; rescale the data",
-                            column_name(&header, i)
-                        ),
-                    ));
-                }
-                values.push(x);
-            }
+        self.labels = label_at.map(|_| Vec::new());
+        Ok(Layout {
+            width,
+            label_at,
+            dim,
+        })
+    }
+
+    /// The refusal of `n_rows` points × `dim` features, found at line `line`.
+    fn too_large(&self, n_rows: usize, dim: usize, line: usize) -> MatrixError {
+        self.err(
+            line,
+            format!(
+                "{}{n_rows} points × {dim} features is more than the limit of {MAX_FEATURES} features and {MAX_CELLS} values: it would take about {:.1} GiB of memory; keep fewer features (or points)",
+                if dim > MAX_FEATURES { "" } else { "about " },
+                n_rows as f64 * dim as f64 * BYTES_PER_CELL / (1u64 << 30) as f64
+            ),
+        )
+    }
+
+    /// Cell `i` of line `line` as a finite number within ±[`super::MAX_ABS_VALUE`].
+    fn number(&self, line: usize, i: usize, cell: &str) -> Result<f64, MatrixError> {
+        let column = || column_name(&self.header, i);
+        let x: f64 = cell.trim().parse().map_err(|_| {
+            self.err(
+                line,
+                format!(
+                    "column {} holds {:?}, not a number (fill or drop missing values; name a label column with label_column)",
+                    column(),
+                    shorten(cell)
+                ),
+            )
+        })?;
+        if !x.is_finite() {
+            return Err(self.err(
+                line,
+                format!(
+                    "column {} holds {}, not a finite number",
+                    column(),
+                    shorten(cell)
+                ),
+            ));
         }
-        if values.is_empty() {
-            return Err(err(
+        if x.abs() > super::MAX_ABS_VALUE {
+            return Err(self.err(
+                line,
+                format!(
+                    "column {} holds {x:e}, beyond ±1e100: the models square and sum values, which would overflow; rescale the data",
+                    column()
+                ),
+            ));
+        }
+        Ok(x)
+    }
+
+    fn finish(mut self) -> Result<PointMatrix, MatrixError> {
+        if self.spec.header && self.header.is_none() {
+            return Err(self.err(
+                0,
+                "the file is empty; expected a header line then one point per line".into(),
+            ));
+        }
+        if self.layout.is_none() {
+            self.layout(0, "")?;
+        }
+        if self.values.is_empty() {
+            return Err(self.err(
                 0,
                 "no points; expected one point per line after the header".into(),
             ));
         }
+        let label_at = self.layout.as_ref().and_then(|l| l.label_at);
+        let features: Vec<String> = match self.header {
+            Some((_, h)) => h
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != label_at)
+                .map(|(_, c)| c)
+                .collect(),
+            None => (1..=self.values.len() / self.rows)
+                .map(|i| format!("x{i}"))
+                .collect(),
+        };
         Ok(PointMatrix {
             features,
-            values,
-            labels,
+            values: self.values,
+            labels: self.labels,
         })
     }
 }
 
-/// The file's non-blank records with their 1-based line numbers.
-type Records = Vec<(usize, Vec<String>)>;
+/// The lines (points, roughly) in `rest`, counted, not parsed.
+fn lines_in(rest: &str) -> usize {
+    rest.bytes().filter(|&b| b == b'\n').count()
+        + usize::from(!rest.is_empty() && !rest.ends_with('\n'))
+}
 
-fn split_records(text: &str, delimiter: Delimiter) -> Result<Records, (usize, String)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+/// Calls `f(line, cells, rest)` on each non-blank record of `text` in turn (1-based line
+/// numbers; `rest` is the text after the record). A quoted cell holding a line break is an
+/// error naming its lines: in a points file it is an unbalanced quote, which would otherwise
+/// join the rows up to the next quote into one cell.
+fn each_record(
+    text: &str,
+    delimiter: Delimiter,
+    name: &str,
+    mut f: impl FnMut(usize, &[&str], &str) -> Result<(), MatrixError>,
+) -> Result<(), MatrixError> {
+    let err = |line: usize, msg: String| MatrixError::Format {
+        path: name.to_string(),
+        line,
+        msg,
+    };
     let byte = match delimiter {
         Delimiter::Whitespace => {
-            return Ok(text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(k, l)| (k + 1, l.split_whitespace().map(String::from).collect()))
-                .collect())
+            let mut end = 0;
+            for (k, l) in text.split_inclusive('\n').enumerate() {
+                end += l.len();
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                if !cells.is_empty() {
+                    f(k + 1, &cells, &text[end..])?;
+                }
+            }
+            return Ok(());
         }
         Delimiter::Comma => b',',
         Delimiter::Tab => b'\t',
@@ -363,22 +464,42 @@ fn split_records(text: &str, delimiter: Delimiter) -> Result<Records, (usize, St
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
-    let mut out = Vec::new();
-    for rec in reader.records() {
-        let rec = rec.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
-            (
-                line,
-                format!("{} (check the quoting)", one_line(&e.to_string())),
-            )
-        })?;
+    let mut rec = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut rec) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                return Err(err(
+                    line,
+                    format!("{} (check the quoting)", one_line(&e.to_string())),
+                ));
+            }
+        }
         let line = rec.position().map_or(0, |p| p.line() as usize);
         if rec.len() == 1 && rec[0].trim().is_empty() {
             continue;
         }
-        out.push((line, rec.iter().map(String::from).collect()));
+        if let Some(i) = rec.iter().position(|c| c.contains(['\n', '\r'])) {
+            // (A quote left open to the end of the file takes the last line break too.)
+            let breaks: usize = rec
+                .iter()
+                .map(|c| c.trim_end_matches(['\n', '\r']).matches('\n').count())
+                .sum();
+            return Err(err(
+                line,
+                format!(
+                    "cell {} is quoted over lines {line} to {}: an unbalanced quote (\") joins them into one row; close the quote on its line or remove it",
+                    i + 1,
+                    line + breaks
+                ),
+            ));
+        }
+        let cells: Vec<&str> = rec.iter().collect();
+        let end = (reader.position().byte() as usize).min(text.len());
+        f(line, &cells, &text[end..])?;
     }
-    Ok(out)
 }
 
 fn column_name(header: &Option<(usize, Vec<String>)>, i: usize) -> String {
@@ -471,6 +592,48 @@ mod tests {
         for text in ["", "a,b\n", "\n\n"] {
             let e = PointMatrix::parse(text, &spec(Delimiter::Comma, None), "t.csv").unwrap_err();
             assert!(!e.to_string().contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_cell_limit_stops_the_read_at_the_row_that_passes_it() {
+        // 10,000 features: the limit of 10^7 values is passed by row 1,001 (line 1,002).
+        let d = MAX_FEATURES;
+        let header: Vec<String> = (0..d).map(|j| format!("f{j}")).collect();
+        let row = format!("{}\n", vec!["0"; d].join(","));
+        let text = format!("{}\n{}", header.join(","), row.repeat(1500));
+        let e = PointMatrix::parse(&text, &spec(Delimiter::Comma, None), "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 1002") && e.contains("about 1500 points × 10000 features"),
+            "{e}"
+        );
+        let wide = format!("{},x\n1\n", header.join(","));
+        let e = PointMatrix::parse(&wide, &spec(Delimiter::Comma, None), "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("10001 features"), "{e}");
+        let ok = PointMatrix::parse(
+            &text[..text.len() - 500 * row.len()],
+            &spec(Delimiter::Comma, None),
+            "t.csv",
+        )
+        .unwrap();
+        assert_eq!((ok.n_points(), ok.dim()), (1000, d));
+    }
+
+    #[test]
+    fn a_quoted_line_break_is_an_unbalanced_quote() {
+        for (text, lines) in [
+            ("a,b\n1,\"2\n3,4\n5,6\"\n7,8\n", "lines 2 to 4"),
+            ("a,b\n1,2\n3,\"4\n5,6\n", "lines 3 to 4"),
+        ] {
+            let e = PointMatrix::parse(text, &spec(Delimiter::Comma, None), "t.csv")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(lines) && e.contains("unbalanced quote"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
         }
     }
 

@@ -465,6 +465,11 @@ fn validation_errors_are_one_line_and_name_the_key() {
     let mut s = spec("u", "usps");
     s.points = Some(20_000);
     err(vec![s], "board.datasets[0].points = 20000");
+    // Every instance is held at once: 100,000 of 2,000 images is 3.3 TiB.
+    let mut s = spec("u", "usps");
+    s.points = Some(2000);
+    s.instances = Some(100_000);
+    err(vec![s], "board.datasets[0].instances = 100000 is more than the limit of");
     let mut s = spec("g", "ginkgo");
     s.min_leaves = Some(12);
     s.max_leaves = Some(6);

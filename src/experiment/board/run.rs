@@ -9,6 +9,8 @@ use crate::experiment::check::Measure;
 use crate::experiment::jobs::Mode;
 use crate::experiment::kind::{Results, RunContext};
 use crate::experiment::table::{f64_column, str_column, Table};
+use crate::data::clip;
+use crate::hierarchy::HierarchyError;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,8 +25,8 @@ pub struct Scored {
     pub peak_bytes: Option<u64>,
     /// The tree, Newick with leaf indices.
     pub newick: String,
-    /// `(metric, value)`.
-    pub metrics: Vec<(String, f64)>,
+    /// `(metric, value)`; `None` for a metric the instance leaves undefined.
+    pub metrics: Vec<(String, Option<f64>)>,
 }
 
 /// The job seed of `key` under the master `seed` (written to `trees.parquet`'s `seed` column,
@@ -35,26 +37,32 @@ fn job_seed(seed: u64, key: &str) -> u64 {
 
 /// Runs `m` on `inst` and scores its tree.
 pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Result<Scored> {
-    let what = || format!("{} on {}/{}", m.name(), inst.dataset, inst.instance);
+    let what = || {
+        let jet = match &inst.data {
+            super::data::InstanceData::Jet(j) => format!(" (jet {:?})", clip(&j.name, 80)),
+            _ => String::new(),
+        };
+        format!("{} on {}/{}{jet}", m.name(), inst.dataset, inst.instance)
+    };
     let t0 = Instant::now();
     let (built, peak_bytes) = crate::memory::measure_peak(|| build(m, inst, s, seed));
     let seconds = t0.elapsed().as_secs_f64();
     let built = built.with_context(what)?;
     let tree = &built.tree;
-    let mut metrics: Vec<(String, f64)> = Vec::new();
+    let mut metrics: Vec<(String, Option<f64>)> = Vec::new();
     let energy = Energy::of(inst).with_context(what)?;
     let binary = tree.to_tree().ok();
     if let (Some(e), Some(t)) = (&energy, &binary) {
-        metrics.push((e.metric().into(), e.value(t)));
+        metrics.push((e.metric().into(), Some(e.value(t))));
         if inst.n() <= s.max_exact_leaves {
             let trellis = e.trellis(s.max_exact_leaves).with_context(what)?;
             let (log_p, rank, capped) =
                 e.exact_facts(&trellis, t, s.rank_cap).with_context(what)?;
-            metrics.push(("log_posterior".into(), log_p));
-            metrics.push(("posterior_rank".into(), rank as f64));
+            metrics.push(("log_posterior".into(), Some(log_p)));
+            metrics.push(("posterior_rank".into(), Some(rank as f64)));
             metrics.push((
                 "posterior_rank_capped".into(),
-                if capped { 1.0 } else { 0.0 },
+                Some(if capped { 1.0 } else { 0.0 }),
             ));
         }
     }
@@ -68,23 +76,28 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
         if !done {
             metrics.push((
                 "dasgupta_cost".into(),
-                tree.dasgupta_cost(sim).with_context(what)?,
+                Some(tree.dasgupta_cost(sim).with_context(what)?),
             ));
         }
     }
     if let Some(y) = &inst.labels {
-        metrics.push((
-            "dendrogram_purity".into(),
-            tree.dendrogram_purity(y).with_context(what)?,
-        ));
-        metrics.push((
-            "subtree_score".into(),
-            tree.subtree_score(y).with_context(what)?,
-        ));
-        metrics.push(("ari_auc".into(), tree.ari_auc(y).with_context(what)?));
+        // A metric the labels leave undefined (purity with one point per class) is recorded as
+        // such (a null value), and the others are still computed.
+        let labelled = [
+            ("dendrogram_purity", tree.dendrogram_purity(y)),
+            ("subtree_score", tree.subtree_score(y)),
+            ("ari_auc", tree.ari_auc(y)),
+        ];
+        for (name, v) in labelled {
+            let v = match v {
+                Err(HierarchyError::Undefined(_)) => None,
+                v => Some(v.with_context(what)?),
+            };
+            metrics.push((name.into(), v));
+        }
     }
     if let Some(v) = built.own_objective {
-        metrics.push(("own_objective".into(), v));
+        metrics.push(("own_objective".into(), Some(v)));
     }
     Ok(Scored {
         seconds,
@@ -145,7 +158,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
             n.push(Some(insts[i].n() as u64));
             meth.push(m.name().to_string());
             metric.push(name.clone());
-            value.push(Some(*v));
+            value.push(*v);
             secs.push(Some(r.seconds));
             peak.push(r.peak_bytes.map(|b| b as f64));
         }
@@ -218,14 +231,17 @@ pub fn rows(results: &Results) -> Result<Vec<Row>> {
         str_column(&df, "metric")?,
     );
     let (v, s) = (f64_column(&df, "value")?, f64_column(&df, "seconds")?);
+    // Undefined metrics (null values) are left out: a mean or a chart is over defined values.
     Ok((0..d.len())
-        .map(|r| Row {
-            dataset: d[r].clone(),
-            instance: i[r].clone(),
-            method: m[r].clone(),
-            metric: k[r].clone(),
-            value: v[r].unwrap_or(f64::NAN),
-            seconds: s[r].unwrap_or(f64::NAN),
+        .filter_map(|r| {
+            Some(Row {
+                dataset: d[r].clone(),
+                instance: i[r].clone(),
+                method: m[r].clone(),
+                metric: k[r].clone(),
+                value: v[r]?,
+                seconds: s[r].unwrap_or(f64::NAN),
+            })
         })
         .collect())
 }

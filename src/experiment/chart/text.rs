@@ -26,6 +26,9 @@ pub const TICK_SIZE: f64 = 22.0;
 /// Font size for captions and footnotes.
 pub const CAPTION_SIZE: f64 = 24.0;
 
+/// The most characters of one text drawn (a user's label can be megabytes long).
+pub const MAX_LABEL_CHARS: usize = 200;
+
 static FONTS: Once = Once::new();
 
 /// Registers the embedded Noto Sans font with plotters as `"sans-serif"` and
@@ -131,7 +134,7 @@ pub fn text_style<DB: DrawingBackend>(size: f64) -> TextStyle<'static> {
 /// plotters' uneven letter spacing; in SVGs the text stays one `<text>`.
 #[derive(Clone)]
 pub struct Label<'a> {
-    text: &'a str,
+    text: std::borrow::Cow<'a, str>,
     size: f64,
     color: RGBColor,
     h: HPos,
@@ -141,8 +144,14 @@ pub struct Label<'a> {
 
 impl<'a> Label<'a> {
     /// Black text of plotters font size `size` (snapped to even pixels),
-    /// centred on the drawing position.
+    /// centred on the drawing position. Text past [`MAX_LABEL_CHARS`] characters is clipped
+    /// (saying how much was left out), so a megabyte-long label is measured and drawn at once.
     pub fn new(text: &'a str, size: f64) -> Self {
+        let text = if text.len() > MAX_LABEL_CHARS {
+            std::borrow::Cow::Owned(crate::data::clip(text, MAX_LABEL_CHARS))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        };
         Self {
             text,
             size: snap_size(size),
@@ -182,7 +191,7 @@ impl<'a> Label<'a> {
                 units * m.px_per_unit * self.size
             }
             None => FontDesc::new(FontFamily::Name(FONT), self.size, FontStyle::Normal)
-                .box_size(self.text)
+                .box_size(&self.text)
                 .map_or(0.0, |(w, _)| f64::from(w)),
         }
     }
@@ -222,7 +231,7 @@ impl<'a> Label<'a> {
                 .color(&color)
                 .transform(transform())
                 .pos(Pos::new(self.h, self.v));
-            return area.draw_text(self.text, &style, pos).map_err(plot_err);
+            return area.draw_text(&self.text, &style, pos).map_err(plot_err);
         };
         let cap = self.cap_height();
         // Offset across the text from the anchor to the baseline.
@@ -242,7 +251,7 @@ impl<'a> Label<'a> {
                 .pos(Pos::new(self.h, VPos::Top));
             let (dx, dy) = self.rotate((0.0, to_baseline - 0.76 * em));
             let at = ((ax + dx).round() as i32, (ay + dy).round() as i32);
-            return area.draw_text(self.text, &style, at).map_err(plot_err);
+            return area.draw_text(&self.text, &style, at).map_err(plot_err);
         }
 
         let width = self.width();
@@ -291,7 +300,12 @@ pub fn fit_font_size(texts: &[&str], size: f64, min: f64, max_w: f64) -> f64 {
 /// line's width (the whole text and its width if it has no space).
 pub(super) fn wrap_two_lines(text: &str, size: f64) -> (Vec<&str>, f64) {
     let width = |t: &str| Label::new(t, size).width();
-    text.match_indices(' ')
+    // Breaks past the clipped length would not be drawn.
+    let head = text
+        .char_indices()
+        .nth(MAX_LABEL_CHARS)
+        .map_or(text, |(cut, _)| &text[..cut]);
+    head.match_indices(' ')
         .map(|(i, _)| {
             let (a, b) = (text[..i].trim_end(), text[i..].trim_start());
             (vec![a, b], width(a).max(width(b)))
@@ -325,6 +339,26 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_megabyte_label_is_clipped_for_measuring_and_drawing() {
+        let long = "Z".repeat(10 << 20);
+        let t0 = std::time::Instant::now();
+        let label = Label::new(&long, 22.0);
+        assert!(label.text.starts_with(&"Z".repeat(MAX_LABEL_CHARS)));
+        assert!(label.text.ends_with(&format!(
+            "({} more characters)",
+            (10 << 20) - MAX_LABEL_CHARS
+        )));
+        let w = label.width();
+        assert!(w > 0.0 && w < 10_000.0, "{w}");
+        assert_eq!(fit_font_size(&[&long], 22.0, 12.0, 100.0), 12.0);
+        let spaced = "a b ".repeat(1 << 20);
+        let (lines, _) = wrap_two_lines(&spaced, 22.0);
+        assert_eq!(lines.len(), 2);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(Label::new("short", 22.0).text, "short");
+    }
 
     #[test]
     fn font_metrics_parse() {

@@ -59,8 +59,25 @@ fn check_memory(s: &LabelledSection, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Φ at its start value for points of `d` features.
+/// The most features per point of the fitted methods: Φ is a dense `d × d` matrix factorised
+/// (`d³/3` operations) at every step of learning (USPS has 256; 1,024 is 8 MiB and ~0.4 s per
+/// factorisation).
+pub const MAX_FEATURES: usize = 1024;
+
+/// Operations per second of the dense Cholesky factorisation (the probe's 10,000 features:
+/// about 400 s for one).
+const CHOLESKY_OPS_PER_SECOND: f64 = 1e9;
+
+/// Φ at its start value for points of `d` features (at most [`MAX_FEATURES`]).
 pub fn start_covariance(c: &CovarianceSection, d: usize) -> Result<Covariance> {
+    if d > MAX_FEATURES {
+        let n = d as f64;
+        bail!(
+            "the points have {d} features, more than the {MAX_FEATURES} the fitted coalescent methods take: Φ would be a {d} × {d} matrix of about {} factorised in about {} at every step; keep fewer features (e.g. their leading principal components) or use only average_linkage",
+            crate::experiment::limits::bytes(8.0 * n * n),
+            crate::experiment::limits::duration(n * n * n / 3.0 / CHOLESKY_OPS_PER_SECOND)
+        );
+    }
     let kernel = match c.kernel {
         KernelChoice::Matern32Grid => {
             if c.width * c.height != d {

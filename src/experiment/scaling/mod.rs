@@ -110,6 +110,19 @@ impl Experiment for Scaling {
                 "scaling needs 2 <= scaling.n_min <= scaling.n_max, scaling.step >= 1 and scaling.repeats >= 1".into(),
             );
         }
+        // n_max before anything is counted or allocated per size (1e12 sizes would not fit).
+        let limit = cfg.methods.max_exact_leaves;
+        if s.n_max > limit {
+            let stat = std::mem::size_of::<crate::model::ginkgo::GinkgoStat>();
+            let next = crate::exact::TrellisCost::of(limit + 1, stat);
+            return Err(format!(
+                "scaling.n_max = {} exceeds methods.max_exact_leaves = {limit}: already N = {} would take about {} of memory and about {} for each trellis (each extra leaf triples the time); lower n_max or raise max_exact_leaves",
+                s.n_max,
+                limit + 1,
+                crate::experiment::limits::bytes(next.bytes),
+                crate::experiment::limits::duration(next.seconds)
+            ));
+        }
         // One repeat times both trellises at every size.
         let stat = std::mem::size_of::<crate::model::ginkgo::GinkgoStat>();
         let repeat_seconds: f64 = s
@@ -127,12 +140,6 @@ impl Experiment for Scaling {
                 seconds: repeat_seconds,
             },
         )?;
-        if s.n_max > cfg.methods.max_exact_leaves {
-            return Err(format!(
-                "scaling.n_max = {} exceeds methods.max_exact_leaves = {}; raise max_exact_leaves (each extra leaf triples the time) or lower n_max",
-                s.n_max, cfg.methods.max_exact_leaves
-            ));
-        }
         Ok(())
     }
 

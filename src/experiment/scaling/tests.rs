@@ -78,6 +78,10 @@ fn bad_sections_are_one_line_errors_naming_the_key() {
             "scaling.n_max = 23 exceeds methods.max_exact_leaves = 22".into(),
         ),
         (
+            format!("{generate}[scaling]\nn_min = 4\nn_max = 1000000000000\n"),
+            "scaling.n_max = 1000000000000 exceeds methods.max_exact_leaves = 22: already N = 23 would take about".into(),
+        ),
+        (
             format!("{generate}{sizes}[methods]\nsparse = true\n"),
             "methods.sparse does not apply".into(),
         ),

@@ -60,17 +60,15 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
             key(i, "instances")
         ));
     }
-    let n_hint = s.points.unwrap_or(64) as f64;
-    crate::experiment::limits::check_size(
-        &key(i, "instances"),
-        instances,
-        MAX_INSTANCES,
-        crate::experiment::limits::UnitCost {
-            unit: "instance",
-            bytes: 8.0 * n_hint * n_hint + 4096.0,
-            seconds: 0.0,
-        },
-    )?;
+    let features = match source {
+        Source::Pam50 => 50,
+        Source::Usps => 256,
+        Source::Animals33 => 102,
+        Source::CoalescentD1 => super::D1_DIM,
+        // A file's features are known once it is read (checked again then, in `pool`).
+        _ => 4,
+    };
+    check_instances(i, instances, s.points.unwrap_or(64), features)?;
     let points_in = |lo: usize, hi: usize, what: &str| -> Result<(), String> {
         match s.points {
             Some(p) if !(lo..=hi).contains(&p) => Err(format!(
@@ -226,6 +224,27 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `instances` of dataset `i` (`points` points of `features` numbers each) against the cost
+/// model: every instance is held at once (its points and its `n²` similarities), so the limit
+/// is [`MAX_INSTANCES`] or as many as fit in half the memory this process may use, whichever
+/// is fewer.
+pub(super) fn check_instances(
+    i: usize,
+    instances: usize,
+    points: usize,
+    features: usize,
+) -> Result<(), String> {
+    let (n, d) = (points as f64, features as f64);
+    let cost = crate::experiment::limits::UnitCost {
+        unit: "instance",
+        bytes: 8.0 * n * n + 8.0 * n * d + 4096.0,
+        seconds: 0.0,
+    };
+    let budget = crate::memory::usable_bytes().map_or(f64::INFINITY, |b| b as f64 / 2.0);
+    let fits = (budget / cost.bytes).floor().min(MAX_INSTANCES as f64) as usize;
+    crate::experiment::limits::check_size(&key(i, "instances"), instances, fits.max(1), cost)
 }
 
 /// `min_leaves..=max_leaves` inside 1..=64 and not empty.

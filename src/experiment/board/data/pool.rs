@@ -165,6 +165,8 @@ pub(super) fn subsamples(i: usize, s: &DatasetSpec, pool: &Pool, ds: u64) -> Res
         bail!("the data have {points} point(s); an instance needs at least 2");
     }
     let instances = s.instances.unwrap_or(1);
+    let features = pool.rows.first().map_or(0, Vec::len);
+    super::checks::check_instances(i, instances, points, features).map_err(anyhow::Error::msg)?;
     let whole = points == total;
     if whole && instances > 1 {
         bail!(
@@ -244,6 +246,19 @@ pub(super) fn points_instance(
     labels: Option<Vec<usize>>,
     classes: Vec<String>,
 ) -> Result<Instance> {
+    let d = x.first().map_or(0, Vec::len);
+    let column = |j: usize| underflowing_spread(|| x.iter().map(move |r| r[j]));
+    let row = |i: usize| underflowing_spread(|| x[i].iter().copied());
+    let found = (0..d)
+        .find_map(|j| column(j).map(|s| ("column", j, s)))
+        .or_else(|| (0..x.len()).find_map(|i| row(i).map(|s| ("point", i, s))));
+    if let Some((what, k, (lo, hi))) = found {
+        bail!(
+            "{instance}: {what} {} holds distinct values ({lo:e} to {hi:e}) whose squared differences underflow to 0, so every method would see them as equal; rescale the data (multiply it by about 1e{})",
+            k + 1,
+            -(hi.abs().max(lo.abs()).log10().floor() as i32)
+        );
+    }
     let similarities = correlation_similarities(&x);
     if let Some(e) = similarities.iter().position(|v| !v.is_finite()) {
         let n = x.len();
@@ -260,6 +275,22 @@ pub(super) fn points_instance(
         labels,
         classes,
     })
+}
+
+/// The least and largest of the values `v()` yields when they differ but their squared
+/// deviations from the mean add up to less than the smallest normal number (standardising or
+/// correlating them would see equal values).
+fn underflowing_spread<I: Iterator<Item = f64>>(v: impl Fn() -> I) -> Option<(f64, f64)> {
+    let (lo, hi) = v().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
+        (lo.min(a), hi.max(a))
+    });
+    if lo >= hi {
+        return None;
+    }
+    let (sum, count) = v().fold((0.0, 0usize), |(s, c), a| (s + a, c + 1));
+    let mean = sum / count as f64;
+    let ss: f64 = v().map(|a| (a - mean) * (a - mean)).sum();
+    (ss < f64::MIN_POSITIVE).then_some((lo, hi))
 }
 
 /// Calls `keep` with every USPS image of the folder `path` (both files, in order) but exact
@@ -282,4 +313,19 @@ fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<Stri
         }
     }
     Ok(dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::underflowing_spread;
+
+    #[test]
+    fn only_distinct_values_whose_spread_underflows_are_found() {
+        let spread = |v: &[f64]| underflowing_spread(|| v.iter().copied());
+        assert_eq!(spread(&[1e-300, 4e-300, 2e-300]), Some((1e-300, 4e-300)));
+        assert_eq!(spread(&[1e-300, 1e-300]), None, "equal values are not underflow");
+        assert_eq!(spread(&[0.0, 1e-150]), None, "the squares are still normal");
+        assert_eq!(spread(&[1.0, 1.0 + 1e-15]), None);
+        assert_eq!(spread(&[1e-200, 1.0]), None, "tiny among normal values is fine");
+    }
 }
