@@ -201,9 +201,16 @@ fn usage_error(e: clap::Error) -> ! {
         })
         .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .collect();
+    let mut line = String::new();
+    for p in parts {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(p);
+    }
     eprintln!(
         "error: {}; see trellis-lab --help",
-        parts.join("; ").trim_end_matches('.')
+        line.trim_end_matches('.')
     );
     std::process::exit(2)
 }

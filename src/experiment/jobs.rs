@@ -225,7 +225,7 @@ impl Journal {
     /// Opens the journal at `path` for the run `run_hash`, if there is one, and returns the
     /// records an earlier process of the same run left; a journal of another run is emptied.
     /// Only a regular file is read or written (a link, FIFO or device at the name is an error
-    /// saying to delete it).
+    /// saying to move it away).
     fn open(path: &Path, run_hash: &str) -> Result<(Journal, Vec<Record>)> {
         let mut journal = Journal {
             file: None,

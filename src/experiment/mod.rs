@@ -47,6 +47,17 @@ pub use registry::Registry;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
+/// Registers a temporary file of this process to remove at SIGINT or SIGTERM (the report's
+/// pages while they are written).
+pub fn signals_register_file(path: &Path) {
+    signals::register_created(signals::Created::File(path.to_path_buf()));
+}
+
+/// Forgets a file registered with [`signals_register_file`] (moved into place or removed).
+pub fn signals_forget_file(path: &Path) {
+    signals::unregister_created(&signals::Created::File(path.to_path_buf()));
+}
+
 /// Declares the built-in kinds: one line each, `module => UnitStruct`.
 macro_rules! registry {
     ($($module:ident => $kind:ident),* $(,)?) => {
@@ -117,20 +128,32 @@ pub fn run_config_with(
     run_loaded(&cfg, path, None, force, shard, ownership::FIX_CONFIG)
 }
 
-/// Runs the loaded config `cfg` whose file is `path`. With `text = Some(t)` the file does not
-/// exist yet (or holds another text): `t` is written there under the results folder's lock once
-/// the results are in place, so the config beside the results is always the one they ran, and a
-/// run that fails writes no config (`cluster`). The results folder must be absent or this
+/// A config text to write at the config's path once the results are in place (`cluster`): its
+/// text, and what the path held when the caller decided it may be written there (checked again
+/// at the write, under the results folder's lock).
+#[derive(Clone, Copy)]
+pub struct Companion<'a> {
+    /// The config text.
+    pub text: &'a str,
+    /// What may be at the path when it is written.
+    pub expect: safe_fs::Expect,
+}
+
+/// Runs the loaded config `cfg` whose file is `path`. With a [`Companion`] the file does not
+/// hold its text yet: the text is written there under the results folder's lock once the
+/// results are in place, so the config beside the results is always the one they ran, and a
+/// run that fails writes no config (`cluster`); the manifest says the config was generated. The results folder must be absent or this
 /// program's output, and must not contain the config or an input the run reads; both are
 /// checked before anything is computed or created ([`ownership`]); a refusal says `fix`.
 pub fn run_loaded(
     cfg: &config::Config,
     path: &Path,
-    text: Option<&str>,
+    companion: Option<Companion>,
     force: bool,
     shard: Option<jobs::Shard>,
     fix: &str,
 ) -> Result<Outcome> {
+    let text = companion.map(|c| c.text);
     let mut dir = cfg.results_dir();
     if let Some(s) = shard {
         if !cfg.kind.shardable() {
@@ -172,17 +195,23 @@ pub fn run_loaded(
         let config = ConfigFile {
             path,
             hash: &config_hash,
+            generated: text.is_some(),
         };
         execute(cfg, config, &hash, &dir, &jobs, None)?
     };
-    if let Some(t) = text {
+    if let Some(c) = companion {
         // Under the lock still: the results just committed (or found up to date) ran this text.
         if staging::read_small(path, config::MAX_CONFIG_BYTES)
             .ok()
             .as_deref()
-            != Some(t)
+            != Some(c.text)
         {
-            staging::write_atomic(path, t)?;
+            safe_fs::replace_expected(path, c.text.as_bytes(), c.expect).with_context(|| {
+                format!(
+                    "the results are in {}, but their config was not written beside them",
+                    cfg.results_dir().display()
+                )
+            })?;
         }
     }
     Ok(outcome)
@@ -193,6 +222,8 @@ pub fn run_loaded(
 struct ConfigFile<'a> {
     path: &'a Path,
     hash: &'a str,
+    /// Written by the program (`cluster`), not by a user.
+    generated: bool,
 }
 
 /// Joins the finished shard folders `dirs` (all `N` shards of one config, run by this program
@@ -265,6 +296,7 @@ pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome>
     let config = ConfigFile {
         path,
         hash: &config_hash,
+        generated: false,
     };
     execute(&cfg, config, &hash, &dir, &jobs, Some(count))
 }
@@ -323,6 +355,9 @@ fn execute(
         let staging = staging::Staging::new(dir)?;
         let mut manifest = staging::Manifest::new(&cfg.value, config.path, hash, threads);
         manifest.set("config_hash", config.hash);
+        if config.generated {
+            manifest.set("config_generated", true);
+        }
         let t0 = std::time::Instant::now();
         let mut ctx = RunContext {
             experiment: &cfg.experiment,

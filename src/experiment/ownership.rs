@@ -171,7 +171,12 @@ fn foreign_entries(dir: &Path, allowed: impl Fn(&str) -> bool) -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let is_file = e.file_type().is_ok_and(|t| t.is_file());
-            (!(is_file && allowed(&name))).then_some(name)
+            match (is_file, allowed(&name)) {
+                (true, true) => None,
+                // A name the program writes, but not as the regular file it writes.
+                (false, true) => Some(format!("{name} (not a regular file)")),
+                _ => Some(name),
+            }
         })
         .collect();
     v.sort();

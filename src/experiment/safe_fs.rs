@@ -9,7 +9,7 @@
 //! - [`open_own`]: a file the program keeps between runs (a journal, a lock), opened or
 //!   created with `O_NOFOLLOW | O_NONBLOCK` and accepted only when it is a regular file, checked
 //!   on the open handle; a link, FIFO, device or folder at its name is a one-line error that
-//!   says to delete it.
+//!   says to move it away.
 //! - [`write_atomic`]: bytes to a fresh temporary file beside the target, then one rename (a
 //!   rename replaces a link at the target, never its target).
 
@@ -78,6 +78,62 @@ pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     })
 }
 
+/// What a file the program writes into a user's folder may find at its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Nothing: the file is created, never over anything that appeared meanwhile.
+    Absent,
+    /// A file with this content hash (as manifests record them): replaced only while it holds
+    /// exactly that.
+    Hash(u64),
+}
+
+/// Writes `bytes` at `path` when what is there is what `expect` says (checked at the write;
+/// for [`Expect::Absent`] the file is linked into place, which fails if anything appeared);
+/// otherwise an error naming the path, which is left as it is.
+pub fn replace_expected(path: &Path, bytes: &[u8], expect: Expect) -> Result<()> {
+    let changed = || {
+        anyhow::anyhow!(
+            "{} changed while the program ran (a file appeared there or was edited), so it was left as it is; run again to write the config beside it under another name",
+            path.display()
+        )
+    };
+    match expect {
+        Expect::Hash(h) => {
+            let now = super::staging::hash_file(path).ok();
+            if now != Some(h) {
+                return Err(changed());
+            }
+            replace_beside(path, bytes)
+        }
+        Expect::Absent => {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            let tmp = path.with_file_name(format!(".{file}.tmp-{}", std::process::id()));
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .with_context(|| {
+                    format!(
+                        "cannot create the temporary file {} (move away what is there)",
+                        tmp.display()
+                    )
+                })?;
+            let written = f
+                .write_all(bytes)
+                .and_then(|()| f.flush())
+                .with_context(|| format!("cannot write {}", tmp.display()));
+            let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(changed()),
+                Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
+            });
+            std::fs::remove_file(&tmp).ok();
+            linked
+        }
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file of this process beside it
 /// (`.<file>.tmp-<pid>`) and a rename, for files written into a user's folder (a `cluster`
 /// config, the report's list): unlike [`write_atomic`] nothing already at the temporary name
@@ -139,7 +195,7 @@ pub enum Own {
 pub fn open_own(path: &Path, mode: Own, what: &str) -> Result<File> {
     let not_regular = |kind: &str| {
         anyhow::anyhow!(
-            "{} ({what}) is {kind}, not a regular file; the program never writes through it: delete it and run again",
+            "{} ({what}) is {kind}, not a regular file; the program never writes through it: move it away and run again",
             path.display()
         )
     };
@@ -245,18 +301,60 @@ pub fn lock_own(path: &Path, what: &str, wait: bool) -> Result<Option<FileLock>>
         // at the name excludes nobody.
         let current = locked && same_file(&file, path);
         if current {
-            if !existed {
+            // A lock file holding the program's mark is its own (one a killed process left is
+            // removed at release too); a user's file at the name is only ever locked.
+            let mut file = file;
+            let ours = if existed {
+                holds_lock_mark(&mut file)
+            } else {
+                file.write_all(LOCK_MARK.as_bytes())
+                    .and_then(|()| file.flush())
+                    .is_ok()
+            };
+            if ours {
                 super::signals::register_created(super::signals::Created::File(path.to_path_buf()));
             }
             return Ok(Some(FileLock {
                 file: Some(file),
                 path: path.to_path_buf(),
-                created: !existed,
+                created: ours,
             }));
         }
         if !wait {
             return Ok(None);
         }
+    }
+}
+
+/// What a lock file the program creates holds.
+const LOCK_MARK: &str = "a lock of trellis-lab: removed when the process that holds it ends\n";
+
+/// Whether the open lock file holds exactly [`LOCK_MARK`].
+fn holds_lock_mark(file: &mut File) -> bool {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    file.seek(std::io::SeekFrom::Start(0)).is_ok()
+        && file
+            .take(LOCK_MARK.len() as u64 + 1)
+            .read_to_string(&mut text)
+            .is_ok()
+        && text == LOCK_MARK
+}
+
+/// Whether process `pid` is running (a zombie is not); `true` where `/proc` is missing
+/// (nothing can be proved dead there).
+pub fn process_alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        // The state follows the command name's closing parenthesis.
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next()),
+            Some('Z') | Some('X')
+        ),
     }
 }
 
@@ -374,6 +472,21 @@ mod tests {
     }
 
     #[test]
+    fn a_zombie_is_not_alive() {
+        assert!(process_alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not waited for: once it has exited it is a zombie until reaped.
+        let t0 = std::time::Instant::now();
+        while process_alive(pid) && t0.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!process_alive(pid), "a zombie counts as gone");
+        child.wait().unwrap();
+        assert!(!process_alive(pid));
+    }
+
+    #[test]
     fn own_files_refuse_links_fifos_devices_and_folders() {
         let d = dir("own");
         let victim = d.join("victim.txt");
@@ -384,7 +497,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("symbolic link") && e.contains("delete it"),
+            e.contains("symbolic link") && e.contains("move it away"),
             "{e}"
         );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");

@@ -323,14 +323,14 @@ pub fn is_our_staging(dir: &Path, name: &str) -> bool {
 
 /// The process id in `file` when it names a staging folder of results `name`
 /// (`.{name}.staging-PID` or `.{name}.staging-PID.old`) of a process that is gone; `None`
-/// otherwise, and always where `/proc` is missing (nothing can be proved dead there).
+/// otherwise (a zombie counts as gone), and always where `/proc` is missing (nothing can be
+/// proved dead there).
 pub fn dead_staging_pid(file: &str, name: &str) -> Option<u32> {
     let pid = file
         .strip_prefix(&format!(".{name}.staging-"))
         .map(|p| p.strip_suffix(".old").unwrap_or(p))
         .and_then(|p| p.parse::<u32>().ok())?;
-    let alive = Path::new(&format!("/proc/{pid}")).exists();
-    (Path::new("/proc/self").exists() && pid != std::process::id() && !alive).then_some(pid)
+    (pid != std::process::id() && !safe_fs::process_alive(pid)).then_some(pid)
 }
 
 /// Regular files directly in `dir`, sorted by name (a staging folder's mark left out).

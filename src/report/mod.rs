@@ -30,6 +30,7 @@ pub mod page;
 
 use anyhow::{bail, Context as _, Result};
 use folder::{Checks, Entry, PAGES_DIR};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What [`write_report`] wrote.
@@ -68,6 +69,7 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
     let _lock = crate::experiment::safe_fs::lock_own(&root.join(LOCK), "the report's lock", true)?;
     owned::refuse_bad_pages_dir(root)?;
     owned::refuse_foreign_list(root)?;
+    remove_dead_temp_pages(root);
     let entries = folder::scan(root)?;
     let root_text = root.display().to_string();
     let ctx = page::Context {
@@ -118,17 +120,35 @@ pub fn write_report(root: &Path) -> Result<ReportSummary> {
     before.refuse_foreign(&rels)?;
     std::fs::create_dir_all(&pages_dir)
         .with_context(|| format!("cannot create {}", pages_dir.display()))?;
+    // First a list that names every page by its old and its new contents (and the pages to be
+    // pruned), so a report stopped while it moves pages into place still knows them all.
+    let write_list = |list: &BTreeMap<String, Vec<String>>| {
+        crate::experiment::safe_fs::replace_beside(
+            &pages_dir.join(owned::LIST),
+            owned::list_text(list).as_bytes(),
+        )
+    };
+    let mut interim: BTreeMap<String, Vec<String>> = before
+        .listed()
+        .into_iter()
+        .map(|r| {
+            let h = before.hashes(&r);
+            (r, h)
+        })
+        .collect();
+    let mut last: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (r, (path, text)) in rels.iter().zip(&files) {
+        let entry = interim.entry(r.clone()).or_default();
+        if let Ok(h) = crate::experiment::staging::hash_file(path) {
+            entry.push(format!("{h:016x}"));
+        }
+        entry.push(owned::page_hash(text));
+        last.insert(r.clone(), vec![owned::page_hash(text)]);
+    }
+    write_list(&interim)?;
     write_all(&files)?;
     remove_stale_pages(root, &before, &rels);
-    let list: Vec<(String, &str)> = rels
-        .iter()
-        .cloned()
-        .zip(files.iter().map(|(_, t)| t.as_str()))
-        .collect();
-    crate::experiment::safe_fs::replace_beside(
-        &pages_dir.join(owned::LIST),
-        owned::list_text(&list).as_bytes(),
-    )?;
+    write_list(&last)?;
     Ok(summary)
 }
 
@@ -143,6 +163,18 @@ fn generated_at() -> i64 {
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or(0)
         })
+}
+
+/// For the interrupted-report tests: with `TRELLIS_LAB_TEST_REPORT_PAUSE_MS` set, waits that
+/// long after each page is moved into place, saying so on stderr.
+fn test_pause() {
+    if let Some(ms) = std::env::var("TRELLIS_LAB_TEST_REPORT_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        eprintln!("report: pausing {ms} ms after a page");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// The lock file of a report, in RESULTS_ROOT.
@@ -191,21 +223,51 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
                     format!("cannot create {} (move away what is there)", tmp.display())
                 })?;
             written.push(tmp.clone());
+            crate::experiment::signals_register_file(&tmp);
             std::io::Write::write_all(&mut f, text.as_bytes())
                 .with_context(|| format!("cannot write {}", tmp.display()))?;
         }
         for (path, _) in files {
             std::fs::rename(tmp_of(path), path)
                 .with_context(|| format!("cannot move {} into place", path.display()))?;
+            crate::experiment::signals_forget_file(&tmp_of(path));
+            test_pause();
         }
         Ok(())
     })();
     if result.is_err() {
         for tmp in &written {
             std::fs::remove_file(tmp).ok();
+            crate::experiment::signals_forget_file(tmp);
         }
     }
     result
+}
+
+/// Removes the temporary pages of reports that were killed (`*.html.tmp-PID` of a process that
+/// is gone, holding the generator line); called under the report's lock.
+fn remove_dead_temp_pages(root: &Path) {
+    for dir in [root.to_path_buf(), root.join(PAGES_DIR)] {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in listing.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some((_, pid)) = n.split_once(".html.tmp-") else {
+                continue;
+            };
+            let path = e.path();
+            let ours = pid
+                .parse::<u32>()
+                .is_ok_and(|p| !crate::experiment::safe_fs::process_alive(p))
+                && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+                && crate::experiment::staging::read_small(&path, 64 << 20)
+                    .is_ok_and(|t| t.contains(owned::GENERATOR_META));
+            if ours {
+                std::fs::remove_file(&path).ok();
+            }
+        }
+    }
 }
 
 /// Removes the report's own pages that this report did not write (folders that are gone): those
@@ -221,28 +283,5 @@ fn remove_stale_pages(root: &Path, before: &owned::Written, keep: &[String]) {
             std::fs::remove_file(root.join(&rel)).ok();
         }
     }
-    let alive = |pid: &str| {
-        !Path::new("/proc/self").exists() || Path::new(&format!("/proc/{pid}")).exists()
-    };
-    for dir in [root.to_path_buf(), root.join(PAGES_DIR)] {
-        let Ok(listing) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in listing.filter_map(|e| e.ok()) {
-            let n = e.file_name().to_string_lossy().into_owned();
-            let Some((_, pid)) = n.split_once(".html.tmp-") else {
-                continue;
-            };
-            let path = e.path();
-            let ours = !pid.is_empty()
-                && pid.bytes().all(|b| b.is_ascii_digit())
-                && !alive(pid)
-                && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-                && crate::experiment::staging::read_small(&path, 64 << 20)
-                    .is_ok_and(|t| t.contains(owned::GENERATOR_META));
-            if ours {
-                std::fs::remove_file(&path).ok();
-            }
-        }
-    }
+    remove_dead_temp_pages(root);
 }

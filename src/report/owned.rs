@@ -41,6 +41,19 @@ impl Written {
         }
     }
 
+    /// The content hashes the list gives `rel` (a report that was stopped while it moved its
+    /// pages into place lists both a page's old and new contents).
+    pub fn hashes(&self, rel: &str) -> Vec<String> {
+        match self.pages.as_ref().and_then(|p| p.get(rel)) {
+            Some(Value::String(h)) => vec![h.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|h| h.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The pages listed (relative paths), if a list was read.
     pub fn listed(&self) -> Vec<String> {
         self.pages
@@ -65,15 +78,15 @@ impl Written {
             return Some("is not a regular file".into());
         }
         match &self.pages {
-            Some(pages) => {
-                match pages.get(rel).and_then(Value::as_str) {
-                    None => Some("was not written by trellis-lab report".into()),
-                    Some(h) => {
-                        let now = hash_file(&path).ok().map(|h| format!("{h:016x}"));
-                        (now.as_deref() != Some(h))
-                        .then(|| "has changed since trellis-lab report wrote it (a user's edit or file)".into())
-                    }
+            Some(_) => {
+                let listed = self.hashes(rel);
+                if listed.is_empty() {
+                    return Some("was not written by trellis-lab report".into());
                 }
+                let now = hash_file(&path).ok().map(|h| format!("{h:016x}"));
+                (!now.is_some_and(|h| listed.contains(&h))).then(|| {
+                    "has changed since trellis-lab report wrote it (a user's edit or file)".into()
+                })
             }
             None => {
                 let text = read_small(&path, 64 << 20).unwrap_or_default();
@@ -100,14 +113,25 @@ impl Written {
     }
 }
 
-/// The text of the list of `pages` (relative paths and their texts).
-pub fn list_text(pages: &[(String, &str)]) -> String {
+/// The text of the list of `pages`: relative paths, each with the content hashes it may have.
+pub fn list_text(pages: &std::collections::BTreeMap<String, Vec<String>>) -> String {
     let map: Map<String, Value> = pages
         .iter()
-        .map(|(rel, text)| (rel.clone(), json!(hash_text(text.as_bytes()))))
+        .map(|(rel, hashes)| {
+            let v = match hashes.as_slice() {
+                [one] => json!(one),
+                many => json!(many),
+            };
+            (rel.clone(), v)
+        })
         .collect();
     let v = json!({"generator": "trellis-lab report", "pages": map});
     serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// The content hash of a page's text, as the list records it.
+pub fn page_hash(text: &str) -> String {
+    hash_text(text.as_bytes())
 }
 
 /// `Err` when a file is at the list's name that is not the report's list (it would be
@@ -191,7 +215,7 @@ mod tests {
         // With a list: listed and unedited only (a copy of a page is not ours).
         std::fs::write(
             d.join("report").join(LIST),
-            list_text(&[("report/a.html".into(), page.as_str())]),
+            list_text(&[("report/a.html".to_string(), vec![page_hash(&page)])].into()),
         )
         .unwrap();
         std::fs::write(d.join("report/copy.html"), &page).unwrap();

@@ -127,7 +127,7 @@ fn g01_a_link_at_the_journal_name_is_refused_never_written_through() {
     symlink("/dev/zero", dir.join("results/.astar_smoke.journal")).unwrap();
     let err = one_line_error(&capped(&["run", cfg.to_str().unwrap()]));
     assert!(
-        err.contains(".astar_smoke.journal") && err.contains("delete it"),
+        err.contains(".astar_smoke.journal") && err.contains("move it away"),
         "{err}"
     );
     std::fs::remove_file(dir.join("results/.astar_smoke.journal")).unwrap();
@@ -139,7 +139,10 @@ fn g01_a_link_at_the_journal_name_is_refused_never_written_through() {
         .success());
     let t0 = Instant::now();
     let err = one_line_error(&capped(&["run", cfg.to_str().unwrap()]));
-    assert!(err.contains("FIFO") && err.contains("delete it"), "{err}");
+    assert!(
+        err.contains("FIFO") && err.contains("move it away"),
+        "{err}"
+    );
     assert!(t0.elapsed() < Duration::from_secs(60));
 }
 

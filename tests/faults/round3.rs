@@ -890,3 +890,136 @@ fn h20_usage_errors_are_one_line() {
         );
     }
 }
+
+// The findings of a second probe, one test each.
+
+#[test]
+fn h21_cluster_never_overwrites_a_config_the_user_edited_and_ran() {
+    let dir = scratch("h21");
+    user_folder(&dir);
+    std::fs::remove_file(dir.join("index.html")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    write(&dir.join("out/data.tmp.toml"), "MY TEMPLATE");
+    let args = [
+        "data.csv",
+        "--label-column",
+        "kind",
+        "--methods",
+        "greedy",
+        "--output-dir",
+        "out",
+    ];
+    ok(cluster(&dir, &args));
+    // Tuned and run by hand: the manifest then records the user's file, not a generated one.
+    let config = dir.join("out/data.toml");
+    let mine = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("seed = 1", "seed = 7  # my tuned seed");
+    write(&config, &mine);
+    run_ok(&config);
+    let out = ok(cluster(&dir, &args));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+    assert!(stderr(&out).contains("data.1.toml"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out/data.tmp.toml")).unwrap(),
+        "MY TEMPLATE"
+    );
+}
+
+#[test]
+fn h22_a_config_saved_while_cluster_computes_is_left_as_it_is() {
+    let dir = scratch("h22");
+    user_folder(&dir);
+    let mut child = bin()
+        .current_dir(&dir)
+        .args([
+            "cluster",
+            "data.csv",
+            "--label-column",
+            "kind",
+            "--methods",
+            "greedy",
+        ])
+        .args(["--output-dir", "out"])
+        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "1500")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("before the swap") {
+            break;
+        }
+    }
+    write(&dir.join("out/data.toml"), "my own config");
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(!child.wait().unwrap().success());
+    let err = rest.last().cloned().unwrap_or_default();
+    assert!(err.contains("out/data.toml changed while"), "{rest:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out/data.toml")).unwrap(),
+        "my own config"
+    );
+    assert!(dir.join("out/data/manifest.json").is_file());
+}
+
+#[test]
+fn h23_a_report_killed_while_it_moves_pages_leaves_the_next_one_free() {
+    let dir = scratch("h23");
+    let out = dir.join("results");
+    for n in ["a", "b", "c"] {
+        run_ok(&small_board(&dir, n));
+    }
+    ok(report(&out));
+    // New contents for every page (another results folder joins), killed after the first page.
+    run_ok(&small_board(&dir, "d"));
+    let mut child = bin()
+        .args(["report", out.to_str().unwrap()])
+        .env("TRELLIS_LAB_TEST_REPORT_PAUSE_MS", "5000")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().contains("pausing") {
+            child.kill().unwrap();
+            break;
+        }
+    }
+    assert!(!child.wait().unwrap().success());
+    ok(report(&out));
+    let leftovers: Vec<String> = snapshot(&out)
+        .into_keys()
+        .filter(|k| k.contains(".tmp-") || k.ends_with(".lock"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .contains("report/d.html"));
+}
+
+#[test]
+fn h24_a_lock_file_a_killed_run_left_is_removed_by_the_next_run() {
+    let dir = scratch("h24");
+    let cfg = small_board(&dir, "b");
+    let mut child = bin()
+        .args(["run", cfg.to_str().unwrap()])
+        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "5000")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().contains("before the swap") {
+            child.kill().unwrap();
+            break;
+        }
+    }
+    assert!(!child.wait().unwrap().success());
+    let lock = dir.join("results/.b.lock");
+    assert!(lock.exists(), "a SIGKILL leaves the lock file");
+    run_ok(&cfg);
+    assert!(!lock.exists());
+    // A user's file at the lock's name is never removed.
+    write(&lock, "mine");
+    run_ok(&cfg);
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), "mine");
+}
