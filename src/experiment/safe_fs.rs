@@ -106,31 +106,15 @@ pub fn replace_expected(path: &Path, bytes: &[u8], expect: Expect) -> Result<()>
             }
             replace_beside(path, bytes)
         }
-        Expect::Absent => {
-            let file = path.file_name().unwrap_or_default().to_string_lossy();
-            let tmp = path.with_file_name(format!(".{file}.tmp-{}", std::process::id()));
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-                .with_context(|| {
-                    format!(
-                        "cannot create the temporary file {} (move away what is there)",
-                        tmp.display()
-                    )
-                })?;
-            let written = f
-                .write_all(bytes)
-                .and_then(|()| f.flush())
-                .with_context(|| format!("cannot write {}", tmp.display()));
-            let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Expect::Absent => beside_then(path, bytes, |tmp| {
+            let linked = match std::fs::hard_link(tmp, path) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(changed()),
                 Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
-            });
-            std::fs::remove_file(&tmp).ok();
+            };
+            std::fs::remove_file(tmp).ok();
             linked
-        }
+        }),
     }
 }
 
@@ -139,6 +123,16 @@ pub fn replace_expected(path: &Path, bytes: &[u8], expect: Expect) -> Result<()>
 /// config, the report's list): unlike [`write_atomic`] nothing already at the temporary name
 /// is removed; it is an error naming it.
 pub fn replace_beside(path: &Path, bytes: &[u8]) -> Result<()> {
+    beside_then(path, bytes, |tmp| {
+        std::fs::rename(tmp, path)
+            .with_context(|| format!("cannot move {} into place", path.display()))
+    })
+}
+
+/// Writes `bytes` to a new temporary file of this process beside `path` (`.<file>.tmp-<pid>`,
+/// never over anything there), then lets `place` put it at `path`; the temporary file is
+/// removed when either step fails.
+fn beside_then(path: &Path, bytes: &[u8], place: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let file = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = path.with_file_name(format!(".{file}.tmp-{}", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
@@ -155,10 +149,7 @@ pub fn replace_beside(path: &Path, bytes: &[u8]) -> Result<()> {
         .write_all(bytes)
         .and_then(|()| f.flush())
         .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path)
-                .with_context(|| format!("cannot move {} into place", path.display()))
-        });
+        .and_then(|()| place(&tmp));
     if result.is_err() {
         std::fs::remove_file(&tmp).ok();
     }
