@@ -20,7 +20,8 @@ use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset};
 use trellis_lab::exact::{FullTrellis, PosteriorSampler};
 use trellis_lab::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel, WeightMatrix};
 use trellis_lab::search::{
-    beam_search_with, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
+    beam_search_scored, default_beam_size, generalised_kt, greedy_scored, Dedup, KtAlgorithm,
+    MergeScore,
 };
 
 /// `obj` as a 2-D float64 array (any array-like of numbers: ints are converted, views of any
@@ -321,8 +322,11 @@ fn exact_trellis(
 /// Beam search: the best tree it finds and its log-likelihood (beam size default
 /// min(3N, N(N-1)/2), the paper's). `dedup` is how two partial states count as one:
 /// "clusters" (equal cluster sets, exact) or "equal_total" (equal scores, the paper's code).
+/// `merge_score` is what merges are ranked by: "potential" (each merge's own log psi, the
+/// papers') or "revenue" (the CLI board's default; the same MAP, a far better myopic choice
+/// for Dasgupta's cost and HCC; no change for jets).
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, beam_size = None, dedup = "clusters"))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, beam_size = None, dedup = "clusters", merge_score = "potential"))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn beam(
     py: Python<'_>,
@@ -332,8 +336,10 @@ fn beam(
     beta: f64,
     beam_size: Option<usize>,
     dedup: &str,
+    merge_score: &str,
 ) -> PyResult<(Tree, f64)> {
     let e = energy_of(jet, similarity, energy, beta)?;
+    let score = merge_score_of(merge_score)?;
     let dedup = match dedup {
         "clusters" => Dedup::Clusters,
         "equal_total" => Dedup::EqualTotal,
@@ -346,28 +352,43 @@ fn beam(
     let f = interruptible(py, || {
         with_model!(&e, m => {
             let size = beam_size.unwrap_or_else(|| default_beam_size(m.n_leaves()));
-            beam_search_with(m, size, dedup)
+            beam_search_scored(m, size, dedup, score).map(|v| v.into_iter().next())
         })
     })?
-    .map_err(value_error)?;
+    .map_err(value_error)?
+    .ok_or_else(|| PyValueError::new_err("beam search found no tree"))?;
     Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
 }
 
-/// Greedy agglomeration on the energy: its tree and log-likelihood.
+/// Greedy agglomeration on the energy: its tree and log-likelihood (`merge_score` as in
+/// [`beam`]).
 #[pyfunction]
-#[pyo3(name = "greedy", signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0))]
+#[pyo3(name = "greedy", signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, merge_score = "potential"))]
 fn greedy_tree(
     py: Python<'_>,
     jet: Option<&Jet>,
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
     beta: f64,
+    merge_score: &str,
 ) -> PyResult<(Tree, f64)> {
     let e = energy_of(jet, similarity, energy, beta)?;
+    let score = merge_score_of(merge_score)?;
     let f = py
-        .detach(|| with_model!(&e, m => greedy(m)))
+        .detach(|| with_model!(&e, m => greedy_scored(m, score)))
         .map_err(value_error)?;
     Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
+}
+
+/// A `merge_score` argument: "potential" or "revenue".
+fn merge_score_of(name: &str) -> PyResult<MergeScore> {
+    match name {
+        "potential" => Ok(MergeScore::Potential),
+        "revenue" => Ok(MergeScore::Revenue),
+        other => Err(PyValueError::new_err(format!(
+            "merge_score = {other:?} is not known; use \"potential\" or \"revenue\""
+        ))),
+    }
 }
 
 /// The generalised kt algorithm on a jet: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt), or

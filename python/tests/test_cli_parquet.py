@@ -116,3 +116,33 @@ def test_coalescent_and_diffusion_trees_equal_the_cli_board(tmp_path):
             value = fit.objective
         assert fit.tree.newick() == r["newick"], m
         assert value == own[m], m
+
+
+def test_greedy_and_beam_by_revenue_equal_the_cli_board(tmp_path):
+    # The board ranks merges by revenue on a similarity matrix (Dasgupta's cost); Python's
+    # greedy and beam with merge_score="revenue" give the same trees and costs.
+    sims = ROOT / "data" / "examples" / "similarities.csv"
+    subprocess.run(
+        [str(binary()), "cluster", str(sims), "--similarity", "--methods", "greedy,beam",
+         "--output-dir", str(tmp_path / "out")],
+        check=True, capture_output=True, text=True,
+    )
+    folder = tmp_path / "out" / "similarities"
+    trees = {r["method"]: r["newick"] for r in pq.read_table(folder / "trees.parquet").to_pylist()}
+    cost = {
+        r["method"]: r["value"]
+        for r in pq.read_table(folder / "board.parquet").to_pylist()
+        if r["metric"] == "dasgupta_cost"
+    }
+    s = np.loadtxt(sims, delimiter=",", skiprows=1)
+    for method, found in [
+        ("greedy", tl.greedy(similarity=s, merge_score="revenue")),
+        ("beam", tl.beam(similarity=s, merge_score="revenue")),
+    ]:
+        tree, log_likelihood = found
+        assert -log_likelihood == cost[method], method
+        assert tree.newick() == trees[method], method
+    # The papers' rule stays available and differs here.
+    assert tl.greedy(similarity=s)[1] < tl.greedy(similarity=s, merge_score="revenue")[1]
+    with pytest.raises(ValueError, match="merge_score"):
+        tl.greedy(similarity=s, merge_score="nonsense")

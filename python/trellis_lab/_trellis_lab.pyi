@@ -96,6 +96,7 @@ def beam(
     beta: float = 1.0,
     beam_size: Optional[int] = None,
     dedup: str = "clusters",
+    merge_score: str = "potential",
 ) -> tuple[Tree, float]: ...
 def greedy(
     jet: Optional[Jet] = None,
@@ -103,6 +104,7 @@ def greedy(
     similarity: Optional[npt.NDArray[np.float64]] = None,
     energy: str = "dasgupta",
     beta: float = 1.0,
+    merge_score: str = "potential",
 ) -> tuple[Tree, float]: ...
 def kt(jet: Jet, p: float = 1.0, r: float = 1.0) -> Tree: ...
 

@@ -142,6 +142,9 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
             "# methods = [\"trellis\", \"beam\", \"greedy\", \"average_linkage\"]   # default: all, where they apply\n",
         ),
     }
+    t.push_str(
+        "# merge_score = \"revenue\"   # greedy and beam search: \"revenue\" (default) or \"potential\" (the papers' rule)\n",
+    );
     t.push_str(&format!(
         "\n# {what}\n[[board.datasets]]\nname = {}\nsource = \"{source}\"\npath = {}\n",
         quoted(&opts.name),

@@ -83,11 +83,11 @@ pub struct BoardSection {
     /// Seed trees of the sparse trellis (the beam size of its seeding beam search; default 100).
     #[serde(default = "hundred")]
     pub sparse_seed_trees: usize,
-    /// What greedy and beam search rank merges by: `"potential"` (the papers' rule, each
-    /// merge's own energy; default) or `"revenue"` (a merge is also credited with what it
-    /// leaves unmerged, which keeps every complete tree's ranking and the MAP). The same on
-    /// jets.
-    #[serde(default = "potential")]
+    /// What greedy and beam search rank merges by: `"revenue"` (default: a merge is also
+    /// credited with what it leaves unmerged, which keeps every complete tree's ranking and the
+    /// MAP, and lifts both from chance level on points and graphs) or `"potential"` (the papers'
+    /// rule, each merge's own energy). The same on jets.
+    #[serde(default = "revenue")]
     pub merge_score: crate::search::MergeScore,
     /// R of the kt family (default 1; with exclusive clustering to one tree it never changes
     /// the tree).
@@ -101,8 +101,8 @@ pub struct BoardSection {
     pub pydt: PydtPart,
 }
 
-fn potential() -> crate::search::MergeScore {
-    crate::search::MergeScore::Potential
+fn revenue() -> crate::search::MergeScore {
+    crate::search::MergeScore::Revenue
 }
 
 /// `[board.coalescent]`.
