@@ -249,3 +249,38 @@ fn bad_files_and_options_are_one_line_errors_with_nothing_written() {
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn the_same_file_and_seed_give_the_same_trees_under_any_name() {
+    // Issue 37: job seeds come from the seed, the data and the method, never a name.
+    let dir = scratch("own_data", "names");
+    let file = example("points_labelled.csv");
+    let methods = [
+        "--label-column",
+        "kind",
+        "--methods",
+        "mpost2,mgreedy,ddt,greedy",
+    ];
+    let trees = |name: &str| {
+        let mut args = methods.to_vec();
+        args.extend(["--name", name]);
+        ok(cluster(&dir, &file, &args));
+        let t = trellis_lab::experiment::table::read_parquet(&dir.join(name).join("trees.parquet"))
+            .unwrap();
+        let method = trellis_lab::experiment::table::str_column(&t, "method").unwrap();
+        let newick = trellis_lab::experiment::table::str_column(&t, "newick").unwrap();
+        let seed = trellis_lab::experiment::table::u64_column(&t, "seed").unwrap();
+        let mut rows: Vec<(String, String, Option<u64>)> = method
+            .into_iter()
+            .zip(newick)
+            .zip(seed)
+            .map(|((m, n), s)| (m, n, s))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let a = trees("iris_a");
+    let b = trees("another_name");
+    assert_eq!(a.len(), 4, "{a:?}");
+    assert_eq!(a, b);
+}

@@ -210,6 +210,38 @@ pub enum InstanceData {
 }
 
 impl Instance {
+    /// A hash of the instance's data alone (the numbers, never a name): the same points,
+    /// matrix or jet give the same hash under any dataset or instance name, so job seeds derived
+    /// from it do not change when a user renames a run.
+    pub fn content_hash(&self) -> u64 {
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut push = |v: f64| bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+        match &self.data {
+            InstanceData::Jet(jet) => {
+                push(1.0); // what kind of data follows
+                for v in [jet.t_cut, jet.lam, jet.lam_root, jet.m_hard] {
+                    push(v);
+                }
+                for leaf in &jet.leaves {
+                    leaf.iter().for_each(|&v| push(v));
+                }
+            }
+            InstanceData::Points { x, .. } => {
+                push(2.0); // what kind of data follows
+                push(x.len() as f64);
+                for row in x {
+                    push(row.len() as f64);
+                    row.iter().for_each(|&v| push(v));
+                }
+            }
+            InstanceData::Graph { similarities } => {
+                push(3.0); // what kind of data follows
+                similarities.iter().for_each(|&v| push(v));
+            }
+        }
+        crate::experiment::staging::hash_bytes(&bytes)
+    }
+
     /// Number of points (leaves).
     pub fn n(&self) -> usize {
         match &self.data {

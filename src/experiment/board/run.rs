@@ -29,10 +29,15 @@ pub struct Scored {
     pub metrics: Vec<(String, Option<f64>)>,
 }
 
-/// The job seed of `key` under the master `seed` (written to `trees.parquet`'s `seed` column,
-/// so that a method's tree can be reproduced alone, e.g. from Python).
-fn job_seed(seed: u64, key: &str) -> u64 {
-    crate::numeric::splitmix64_mix(seed ^ crate::experiment::staging::hash_bytes(key.as_bytes()))
+/// The job seed of method `m` on `inst` under the master `seed`: from the seed, the instance's
+/// data and the method alone, never a name, so the same file and seed give the same trees under
+/// any `--name` (written to `trees.parquet`'s `seed` column, so that a method's tree can be
+/// reproduced alone, e.g. from Python).
+fn job_seed(seed: u64, inst: &Instance, m: BoardMethod) -> u64 {
+    let method = crate::experiment::staging::hash_bytes(m.name().as_bytes());
+    crate::numeric::splitmix64_mix(
+        seed ^ crate::numeric::splitmix64_mix(inst.content_hash() ^ method.rotate_left(29)),
+    )
 }
 
 /// Runs `m` on `inst` and scores its tree.
@@ -130,7 +135,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let pb = crate::experiment::progress_bar(keys.len() as u64, "jobs");
     let done = ctx.jobs.run("fit", &keys, Mode::OneAtATime, |k| {
         let (i, m) = jobs[k];
-        let out = score(&insts[i], m, s, job_seed(seed, &keys[k]));
+        let out = score(&insts[i], m, s, job_seed(seed, &insts[i], m));
         pb.inc(1);
         out
     })?;
@@ -149,8 +154,8 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let (mut t_ds, mut t_inst, mut t_meth, mut t_newick, mut t_status, mut t_secs) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut t_seed = vec![];
-    for ((&(i, m), d), k) in jobs.iter().zip(&done).zip(&keys) {
-        t_seed.push(Some(job_seed(seed, k)));
+    for (&(i, m), d) in jobs.iter().zip(&done) {
+        t_seed.push(Some(job_seed(seed, &insts[i], m)));
         let r = &d.value;
         for (name, v) in &r.metrics {
             ds.push(insts[i].dataset.clone());
