@@ -238,7 +238,13 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     }
     draw_time(&rows, &datasets, &methods, out)?;
     super::dendrograms::draw(results, out)?;
-    let md = super::leaderboard::leaderboard(&rows, &datasets, &methods);
+    let config = results
+        .manifest()
+        .get("config_file")
+        .and_then(|v| v.as_str())
+        .unwrap_or("CONFIG.toml")
+        .to_string();
+    let md = super::leaderboard::leaderboard(&rows, &datasets, &methods, &config);
     crate::experiment::safe_fs::write_atomic(&out.join("leaderboard.md"), md)?;
     Ok(())
 }

@@ -181,10 +181,16 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
     })
 }
 
-/// `leaderboard.md`: per metric, a Markdown table of datasets × methods.
-pub fn leaderboard(rows: &[Row], datasets: &[String], methods: &[String]) -> String {
-    let mut md = String::from(
-        "# Leaderboard\n\nEvery method on every dataset it applies to (`trellis-lab run configs/board.toml`). **bold** = best in the column; `–` = the method does not apply.\n\n\
+/// `leaderboard.md`: per metric, a Markdown table of datasets × methods; `config` is the config
+/// file the run was made from, as its manifest records it.
+pub fn leaderboard(rows: &[Row], datasets: &[String], methods: &[String], config: &str) -> String {
+    let mut md = format!(
+        "# Leaderboard\n\nEvery method on every dataset it applies to (`trellis-lab run {}`). **bold** = best in the column; `–` = the method does not apply.\n\n",
+        crate::experiment::config::clip(&crate::experiment::config::one_line(config), 200)
+            .replace('`', "'")
+    );
+    md.push_str(
+        "\
          - **Energies and log posterior: the gap to a reference on the same instances** (method − reference, averaged over the instances where both are finite). The reference is the exact MAP where the trellis ran and the metric is what it optimises (the dataset's energy, or the log posterior), else the best tree any method found on the instance; the `reference` row gives its mean. `(k forbidden)`: the likelihood forbids k of the method's trees (`-inf`); they are left out of its gap, and such a method is never bold.\n\
          - **Ranks**: the median posterior rank among all trees (exact; the mean of the two middle ranks for an even count; `≥` when counting stopped at the cap).\n\
          - **Scores**: the mean over the instances where the method ran. **Times**: mean wall seconds of the method alone.\n",
@@ -323,7 +329,7 @@ mod tests {
             row("jets", "b", "kt", ll, f64::NEG_INFINITY),
         ];
         let methods: Vec<String> = ["trellis", "beam", "kt"].map(String::from).to_vec();
-        let md = leaderboard(&rows, &["jets".into()], &methods);
+        let md = leaderboard(&rows, &["jets".into()], &methods, "configs/board.toml");
         assert!(md.contains("| *reference (mean)* | exact MAP -15.000 |"), "{md}");
         assert!(md.contains("| Trellis (exact) | **0.000** |"), "{md}");
         assert!(md.contains("| Beam search | -0.500 |"), "{md}");
@@ -343,7 +349,7 @@ mod tests {
             row("pts", "a", "average_linkage", "dasgupta_cost", 8.0),
         ];
         let methods: Vec<String> = ["trellis", "average_linkage"].map(String::from).to_vec();
-        let md = leaderboard(&rows, &["pts".into()], &methods);
+        let md = leaderboard(&rows, &["pts".into()], &methods, "configs/board.toml");
         let dasgupta = &md[md.find("## Dasgupta").unwrap()..];
         assert!(dasgupta.contains("best found 8.000"), "{md}");
         assert!(dasgupta.contains("| Average linkage | **0.000** |"), "{md}");
@@ -360,7 +366,7 @@ mod tests {
             .enumerate()
             .map(|(i, &v)| row("jets", &i.to_string(), "beam", "posterior_rank", v))
             .collect();
-        let md = leaderboard(&rows, &["jets".into()], &["beam".into()]);
+        let md = leaderboard(&rows, &["jets".into()], &["beam".into()], "configs/board.toml");
         assert!(md.contains("| Beam search | **81.5** |"), "{md}");
     }
 }
