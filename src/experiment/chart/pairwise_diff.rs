@@ -150,10 +150,24 @@ impl Chart for PairwiseDiffTable {
             TITLE_SIZE * 1.6
         };
         let key_h = if max_abs > 0.0 { 72.0 } else { 0.0 };
-        let caption_h = if self.caption.is_empty() {
+        // A long caption (e.g. the jets a run dropped) wraps into even lines, at most
+        // MAX_CAPTION_LINES (the text is bounded where it is made).
+        let caption_lines: Vec<String> = if self.caption.is_empty() {
+            Vec::new()
+        } else {
+            let mut lines = super::text_table::wrap_balanced(&self.caption, CAPTION_SIZE, avail_w);
+            if lines.len() > MAX_CAPTION_LINES {
+                lines.truncate(MAX_CAPTION_LINES);
+                if let Some(last) = lines.last_mut() {
+                    last.push_str(" …");
+                }
+            }
+            lines
+        };
+        let caption_h = if caption_lines.is_empty() {
             0.0
         } else {
-            CAPTION_SIZE * 1.8
+            CAPTION_SIZE * (1.4 * caption_lines.len() as f64 + 0.4)
         };
         let avail = h - 2.0 * margin - title_h - key_h - caption_h - 24.0;
         let row_h = (avail / (nr as f64 + 1.0)).clamp(2.2 * label_size, 72.0);
@@ -295,15 +309,19 @@ impl Chart for PairwiseDiffTable {
             y += key_h;
         }
 
-        if !self.caption.is_empty() {
-            let size = fit_font_size(&[&self.caption], CAPTION_SIZE, 10.0, avail_w);
-            Label::new(&self.caption, size)
+        let refs: Vec<&str> = caption_lines.iter().map(String::as_str).collect();
+        let size = fit_font_size(&refs, CAPTION_SIZE, 10.0, avail_w);
+        for (k, line) in caption_lines.iter().enumerate() {
+            Label::new(line, size)
                 .color(RGBColor(30, 30, 30))
-                .draw(area, pt(cx, y + caption_h / 2.0))?;
+                .draw(area, pt(cx, y + CAPTION_SIZE * (0.9 + 1.4 * k as f64)))?;
         }
         Ok(())
     }
 }
+
+/// Most lines a caption wraps into.
+const MAX_CAPTION_LINES: usize = 4;
 
 #[cfg(test)]
 mod tests {

@@ -103,7 +103,7 @@ fn wrap(text: &str, size: f64, max_w: f64) -> Vec<String> {
 
 /// [`wrap`] into as few lines, made as even as they can be: the narrowest width that needs no
 /// more lines than `max_w` does, so that no last line holds a lone word.
-fn wrap_balanced(text: &str, size: f64, max_w: f64) -> Vec<String> {
+pub(super) fn wrap_balanced(text: &str, size: f64, max_w: f64) -> Vec<String> {
     let lines = wrap(text, size, max_w);
     if lines.len() < 2 {
         return lines;
