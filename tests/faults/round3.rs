@@ -9,7 +9,7 @@ use crate::common::{bin, one_line_error, root, run, run_ok, skipped, write};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Every file under `dir` (recursively, links not followed) with its bytes; folders as empty
 /// entries ending in `/`, links as `-> target`.
@@ -69,6 +69,23 @@ fn ok(out: Output) -> Output {
     assert!(out.status.success(), "{}", stderr(&out));
     out
 }
+
+type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+
+/// Starts `cmd` with the test pause `env` set to `ms` milliseconds and returns it once its
+/// stderr has said `marker`, with the rest of its stderr.
+fn paused_at(cmd: &mut Command, env: &str, ms: &str, marker: &str) -> (Child, StderrLines) {
+    let mut child = cmd.env(env, ms).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains(marker) {
+            break;
+        }
+    }
+    (child, lines)
+}
+
+const COMMIT_PAUSE: &str = "TRELLIS_LAB_TEST_COMMIT_PAUSE_MS";
 
 #[test]
 fn h01_cluster_never_replaces_a_folder_it_did_not_write() {
@@ -460,19 +477,12 @@ fn h08_the_config_beside_the_results_is_the_one_they_ran() {
         .map(str::to_string)
     };
     // The first cluster pauses at its commit; a second one with another seed meanwhile.
-    let mut first = bin()
-        .current_dir(&dir)
-        .args(args("5"))
-        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "3000")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(first.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        if line.unwrap().contains("before the swap") {
-            break;
-        }
-    }
+    let (mut first, lines) = paused_at(
+        bin().current_dir(&dir).args(args("5")),
+        COMMIT_PAUSE,
+        "3000",
+        "before the swap",
+    );
     let second = bin().current_dir(&dir).args(args("6")).output().unwrap();
     let err = one_line_error(&second);
     assert!(err.contains("another process is writing"), "{err}");
@@ -614,23 +624,18 @@ fn h12_an_output_dir_naming_a_file_says_the_path_and_the_fix() {
 /// Runs `cfg` with each commit step pausing, sends `signal` during the pause after the swap,
 /// and returns the process id.
 fn signal_after_swap(cfg: &Path, signal: &str) -> u32 {
-    let mut child = bin()
-        .args(["run", cfg.to_str().unwrap(), "--force"])
-        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "5000")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, _) = paused_at(
+        bin().args(["run", cfg.to_str().unwrap(), "--force"]),
+        COMMIT_PAUSE,
+        "5000",
+        "after the swap",
+    );
     let pid = child.id();
-    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("after the swap") {
-            assert!(Command::new("kill")
-                .args([&format!("-{signal}"), &pid.to_string()])
-                .status()
-                .unwrap()
-                .success());
-            break;
-        }
-    }
+    assert!(Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
     assert!(!child.wait().unwrap().success());
     pid
 }
@@ -851,17 +856,12 @@ fn h19_sigint_leaves_no_lock_file_or_folder_it_created() {
         &cfg,
         "[experiment]\nkind = \"jets\"\nname = \"j\"\nseed = 1\noutput_dir = \"deep/er/out\"\n[jets]\nsource = \"generate\"\nn_jets = 2\nmax_leaves = 5\n",
     );
-    let mut child = bin()
-        .args(["run", cfg.to_str().unwrap()])
-        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "20000")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("before the swap") {
-            break;
-        }
-    }
+    let (mut child, _) = paused_at(
+        bin().args(["run", cfg.to_str().unwrap()]),
+        COMMIT_PAUSE,
+        "20000",
+        "before the swap",
+    );
     assert!(dir.join("deep/er/out/.j.lock").exists());
     assert!(Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -930,27 +930,21 @@ fn h21_cluster_never_overwrites_a_config_the_user_edited_and_ran() {
 fn h22_a_config_saved_while_cluster_computes_is_left_as_it_is() {
     let dir = scratch("h22");
     user_folder(&dir);
-    let mut child = bin()
-        .current_dir(&dir)
-        .args([
+    let (mut child, lines) = paused_at(
+        bin().current_dir(&dir).args([
             "cluster",
             "data.csv",
             "--label-column",
             "kind",
             "--methods",
             "greedy",
-        ])
-        .args(["--output-dir", "out"])
-        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "1500")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        if line.unwrap().contains("before the swap") {
-            break;
-        }
-    }
+            "--output-dir",
+            "out",
+        ]),
+        COMMIT_PAUSE,
+        "1500",
+        "before the swap",
+    );
     write(&dir.join("out/data.toml"), "my own config");
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     assert!(!child.wait().unwrap().success());
@@ -973,18 +967,13 @@ fn h23_a_report_killed_while_it_moves_pages_leaves_the_next_one_free() {
     ok(report(&out));
     // New contents for every page (another results folder joins), killed after the first page.
     run_ok(&small_board(&dir, "d"));
-    let mut child = bin()
-        .args(["report", out.to_str().unwrap()])
-        .env("TRELLIS_LAB_TEST_REPORT_PAUSE_MS", "5000")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("pausing") {
-            child.kill().unwrap();
-            break;
-        }
-    }
+    let (mut child, _) = paused_at(
+        bin().args(["report", out.to_str().unwrap()]),
+        "TRELLIS_LAB_TEST_REPORT_PAUSE_MS",
+        "5000",
+        "pausing",
+    );
+    child.kill().unwrap();
     assert!(!child.wait().unwrap().success());
     ok(report(&out));
     let leftovers: Vec<String> = snapshot(&out)
@@ -1001,18 +990,13 @@ fn h23_a_report_killed_while_it_moves_pages_leaves_the_next_one_free() {
 fn h24_a_lock_file_a_killed_run_left_is_removed_by_the_next_run() {
     let dir = scratch("h24");
     let cfg = small_board(&dir, "b");
-    let mut child = bin()
-        .args(["run", cfg.to_str().unwrap()])
-        .env("TRELLIS_LAB_TEST_COMMIT_PAUSE_MS", "5000")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("before the swap") {
-            child.kill().unwrap();
-            break;
-        }
-    }
+    let (mut child, _) = paused_at(
+        bin().args(["run", cfg.to_str().unwrap()]),
+        COMMIT_PAUSE,
+        "5000",
+        "before the swap",
+    );
+    child.kill().unwrap();
     assert!(!child.wait().unwrap().success());
     let lock = dir.join("results/.b.lock");
     assert!(lock.exists(), "a SIGKILL leaves the lock file");
