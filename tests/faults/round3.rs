@@ -541,6 +541,19 @@ fn h09_init_prints_only_configs_that_run_accepts() {
     assert_eq!(m["seed"].as_u64(), Some(u64::MAX));
 }
 
+/// The report under `out` left no temporary or lock file and its index links the page of
+/// results folder `name`.
+fn report_is_whole(out: &Path, name: &str) {
+    let leftovers: Vec<String> = snapshot(out)
+        .into_keys()
+        .filter(|k| k.contains(".tmp") || k.ends_with(".lock"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .contains(&format!("report/{name}.html")));
+}
+
 #[test]
 fn h10_two_reports_at_once_both_succeed() {
     let dir = scratch("h10");
@@ -563,14 +576,7 @@ fn h10_two_reports_at_once_both_succeed() {
             assert!(o.status.success(), "{}", stderr(&o));
         }
     }
-    let leftovers: Vec<String> = snapshot(&out)
-        .into_keys()
-        .filter(|k| k.contains(".tmp") || k.ends_with(".lock"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-    assert!(std::fs::read_to_string(out.join("index.html"))
-        .unwrap()
-        .contains("report/c.html"));
+    report_is_whole(&out, "c");
 }
 
 #[test]
@@ -976,14 +982,7 @@ fn h23_a_report_killed_while_it_moves_pages_leaves_the_next_one_free() {
     child.kill().unwrap();
     assert!(!child.wait().unwrap().success());
     ok(report(&out));
-    let leftovers: Vec<String> = snapshot(&out)
-        .into_keys()
-        .filter(|k| k.contains(".tmp-") || k.ends_with(".lock"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-    assert!(std::fs::read_to_string(out.join("index.html"))
-        .unwrap()
-        .contains("report/d.html"));
+    report_is_whole(&out, "d");
 }
 
 #[test]
