@@ -195,12 +195,7 @@ fn h03_a_results_folder_that_holds_the_config_or_an_input_is_refused() {
         &inner,
         "[experiment]\nkind = \"jets\"\nname = \"configs\"\nseed = 1\noutput_dir = \"..\"\n[jets]\nsource = \"generate\"\nn_jets = 2\nmax_leaves = 5\n",
     );
-    let err = one_line_error(
-        &bin()
-            .args(["run", inner.to_str().unwrap()])
-            .output()
-            .unwrap(),
-    );
+    let err = one_line_error(&run(&inner));
     assert!(err.contains("would contain the config being run"), "{err}");
     assert!(!cfg.exists());
     // A board run whose results folder is the data folder it reads.
@@ -209,12 +204,7 @@ fn h03_a_results_folder_that_holds_the_config_or_an_input_is_refused() {
         &board,
         "[experiment]\nkind = \"board\"\nname = \"data\"\nseed = 1\noutput_dir = \".\"\n[board]\nmethods = [\"greedy\"]\n[[board.datasets]]\nname = \"p\"\nsource = \"file\"\npath = \"data/points.csv\"\nlabel_column = \"kind\"\n",
     );
-    let err = one_line_error(
-        &bin()
-            .args(["run", board.to_str().unwrap()])
-            .output()
-            .unwrap(),
-    );
+    let err = one_line_error(&run(&board));
     assert!(
         err.contains("would contain an input the run reads") && err.contains("points.csv"),
         "{err}"
