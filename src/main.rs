@@ -340,6 +340,8 @@ fn cluster(
     force: bool,
 ) -> Result<()> {
     let done = trellis_lab::experiment::cluster::cluster(file, &opts, similarity, out, force)?;
+    // A run says what did not run as it goes; results already up to date say it here.
+    let up_to_date = matches!(done.outcome, Outcome::UpToDate(_));
     report(done.outcome)?;
     if let Some(kept) = &done.kept {
         eprintln!(
@@ -348,9 +350,9 @@ fn cluster(
             done.config.display()
         );
     }
-    // Say which methods did not apply, and why (trees.parquet records it).
-    for (m, why) in &done.not_run {
-        eprintln!("note: {m} did not run: {why}");
+    // Which methods did not apply, and why (trees.parquet records it).
+    for (m, why) in done.not_run.iter().filter(|_| up_to_date) {
+        eprintln!("note: {m} not run: {why}");
     }
     eprintln!(
         "config {}; report {}",

@@ -393,16 +393,19 @@ fn point_matrices() {
             delimiter: Some(Delimiter::Comma),
             header: true,
             label_column: Some(Column::Name("label".into())),
+            infer: false,
         },
         MatrixSpec {
             delimiter: Some(Delimiter::Tab),
             header: true,
             label_column: Some(Column::Name("animal".into())),
+            infer: false,
         },
         MatrixSpec {
             delimiter: Some(Delimiter::Whitespace),
             header: false,
             label_column: Some(Column::Index(0)),
+            infer: false,
         },
         MatrixSpec::default(),
     ];

@@ -284,3 +284,232 @@ fn the_same_file_and_seed_give_the_same_trees_under_any_name() {
     assert_eq!(a.len(), 4, "{a:?}");
     assert_eq!(a, b);
 }
+
+/// The strings of column `col` of table `name` in results folder `res`.
+fn column(res: &Path, name: &str, col: &str) -> Vec<String> {
+    let t =
+        trellis_lab::experiment::table::read_parquet(&res.join(format!("{name}.parquet"))).unwrap();
+    trellis_lab::experiment::table::str_column(&t, col).unwrap()
+}
+
+/// What `cluster` of example `file` with `methods` into `dir` says on the terminal.
+fn said(dir: &Path, file: &str, methods: &str) -> String {
+    let out = ok(cluster(dir, &example(file), &["--methods", methods]));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `(method, newick, status, note)` of every row of `trees.parquet`.
+fn trees(res: &Path) -> Vec<(String, String, String, String)> {
+    let cols = ["method", "newick", "status", "note"].map(|c| column(res, "trees", c));
+    (0..cols[0].len())
+        .map(|k| {
+            (
+                cols[0][k].clone(),
+                cols[1][k].clone(),
+                cols[2][k].clone(),
+                cols[3][k].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn duplicate_points_run_on_the_distinct_points_and_are_said() {
+    // Rows 5 and 14 of the table repeat rows 2 and 9: the coalescent, which cannot take
+    // identical points, runs on the 16 distinct ones; the others on all 18.
+    let dir = scratch("own_data", "duplicates");
+    let err = said(
+        &dir,
+        "points_duplicates.csv",
+        "mpost2,mgreedy,average_linkage,greedy",
+    );
+    assert!(
+        err.contains("row 5 = row 2, row 14 = row 9")
+            && err.contains("mpost2, mgreedy ran on the 16 distinct points"),
+        "{err}"
+    );
+    let res = dir.join("points_duplicates");
+    for (m, newick, status, note) in trees(&res) {
+        assert_eq!(status, "ran", "{m}");
+        let h = trellis_lab::hierarchy::Hierarchy::from_newick(&newick).unwrap();
+        assert_eq!(h.n_leaves(), 18, "{m}: every point is a leaf");
+        if m.starts_with('m') {
+            assert!(
+                note.contains("ran on the 16 distinct points"),
+                "{m}: {note}"
+            );
+            // Each copy is joined to its first before anything else.
+            let clusters = h.clusters();
+            assert!(clusters.contains(&vec![1, 4]) && clusters.contains(&vec![8, 13]));
+        } else {
+            assert!(note.is_empty(), "{m}: {note}");
+        }
+    }
+    let manifest = std::fs::read_to_string(res.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("row 14 = row 9"),
+        "the manifest records it"
+    );
+    let page = std::fs::read_to_string(dir.join("report/points_duplicates.html")).unwrap();
+    assert!(page.contains("row 14 = row 9") && page.contains("id=\"data\""));
+    check_properties(&res);
+}
+
+#[test]
+fn a_headerless_table_keeps_its_first_row_and_says_so() {
+    let dir = scratch("own_data", "headerless");
+    let err = said(&dir, "points_headerless.tsv", "average_linkage");
+    assert!(
+        err.contains("holds only numbers, so it is read as a point") && err.contains("14 points"),
+        "{err}"
+    );
+    let res = dir.join("points_headerless");
+    assert_eq!(column(&res, "leaves", "name").len(), 14);
+    let page = std::fs::read_to_string(dir.join("report/points_headerless.html")).unwrap();
+    assert!(
+        page.contains("14 points × 3 features, no labels"),
+        "the page says what was read"
+    );
+}
+
+#[test]
+fn a_label_column_is_found_by_itself_and_the_fix_names_the_flag() {
+    let dir = scratch("own_data", "labels_found");
+    let err = said(&dir, "points_label_found.csv", "average_linkage,greedy");
+    assert!(
+        err.contains("column \"label\" holds text") && err.contains("--label-column label"),
+        "{err}"
+    );
+    let res = dir.join("points_label_found");
+    assert!(metrics(&res).iter().any(|m| m == "dendrogram_purity"));
+    assert_eq!(
+        column(&res, "leaves", "class")[..6],
+        ["g0", "g0", "g0", "g0", "g0", "g1"]
+    );
+    // Two columns of text: which they are, and the flag that names the labels.
+    write(&dir.join("two.csv"), "a,kind,b,c\n1,x,y,2\n3,x,z,4\n");
+    let err = one_line_error(&cluster(&dir, &dir.join("two.csv"), &[]));
+    assert!(
+        err.contains("2 columns hold text") && err.contains("--label-column NAME"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_requested_method_is_said_ran_or_not_run_by_run_leaderboard_and_report() {
+    let dir = scratch("own_data", "not_run");
+    let methods = "trellis,greedy,kt,pydt,truth";
+    ok(cluster(
+        &dir,
+        &example("points_labelled.csv"),
+        &[
+            "--label-column",
+            "kind",
+            "--methods",
+            methods,
+            "--max-exact-leaves",
+            "12",
+        ],
+    ));
+    // `run` of the config `cluster` wrote says it too, not only `cluster`.
+    let out = ok(bin()
+        .args([
+            "run",
+            dir.join("points_labelled.toml").to_str().unwrap(),
+            "--force",
+        ])
+        .output()
+        .unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "trellis not run: N = 24 is above board.max_exact_leaves = 12",
+        "kt not run: jets only",
+        "truth not run: no generator tree",
+    ] {
+        assert!(err.contains(line), "{line} in {err}");
+    }
+    let res = dir.join("points_labelled");
+    let md = std::fs::read_to_string(res.join("leaderboard.md")).unwrap();
+    let table = &md[md.find("## Methods: ran or not run").unwrap()..];
+    for line in [
+        "| Trellis (exact) | not run: N = 24 is above board.max_exact_leaves = 12 |",
+        "| Greedy | ran |",
+        "| kt | not run: jets only |",
+        "| Truth | not run: no generator tree |",
+    ] {
+        assert!(table.contains(line), "{line} in {md}");
+    }
+    // The diffusion tree is multifurcating here or not; either way it is listed as run.
+    assert!(table.contains("| PYDT | ran"), "{md}");
+    let page = std::fs::read_to_string(dir.join("report/points_labelled.html")).unwrap();
+    assert!(
+        page.contains("not run: jets only"),
+        "the report shows the table"
+    );
+}
+
+#[test]
+fn dendrograms_name_and_colour_their_leaves_for_every_tree_up_to_150_points_and_more() {
+    let dir = scratch("own_data", "dendrograms");
+    ok(cluster(
+        &dir,
+        &example("points_labelled.csv"),
+        &[
+            "--label-column",
+            "kind",
+            "--methods",
+            "greedy,average_linkage,mpost2,ddt,pydt",
+        ],
+    ));
+    let res = dir.join("points_labelled");
+    let classes: Vec<String> = {
+        let mut c = column(&res, "leaves", "class");
+        c.sort();
+        c.dedup();
+        c
+    };
+    assert_eq!(classes.len(), 3);
+    for (m, newick, status, _) in trees(&res) {
+        assert_eq!(status, "ran", "{m}");
+        assert!(!newick.is_empty());
+        let svg = std::fs::read_to_string(res.join(format!("tree_points_labelled_{m}.svg")))
+            .unwrap_or_else(|e| panic!("{m}: no dendrogram: {e}"));
+        // Leaf names from the file and a legend of the classes.
+        let texts = svg_texts(&svg);
+        assert!(texts.contains(&"row 1") && texts.contains(&"row 24"), "{m}");
+        for c in &classes {
+            assert!(texts.contains(&c.as_str()), "{m}: legend entry {c}");
+        }
+    }
+    // 150 labelled points: a readable dendrogram (one leaf name each), not none.
+    let mut text = String::from("a,b,c,species\n");
+    for k in 0..150 {
+        let g = k / 50;
+        let v = k as f64;
+        text.push_str(&format!(
+            "{},{},{},s{g}\n",
+            g as f64 * 3.0 + (v * 1.3).sin(),
+            (v * 0.7).cos(),
+            g as f64 - (v * 2.1).sin(),
+        ));
+    }
+    write(&dir.join("big.csv"), &text);
+    ok(cluster(
+        &dir,
+        &dir.join("big.csv"),
+        &["--methods", "average_linkage"],
+    ));
+    let svg = std::fs::read_to_string(dir.join("big/tree_big_average_linkage.svg")).unwrap();
+    let texts = svg_texts(&svg);
+    let leaves = texts.iter().filter(|t| t.starts_with("row ")).count();
+    assert_eq!(leaves, 150, "every leaf named once");
+    assert!(texts.contains(&"s0") && texts.contains(&"s2"), "the legend");
+}
+
+/// The texts of an SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("</text>")
+        .filter_map(|chunk| chunk.rsplit_once('>').map(|(_, t)| t.trim()))
+        .filter(|t| !t.is_empty())
+        .collect()
+}

@@ -23,8 +23,10 @@
 //! [`Hierarchy::ari_points`], [`Hierarchy::ari_auc`], [`Hierarchy::dasgupta_cost`]).
 
 mod convert;
+mod copies;
 mod metrics;
 mod newick;
+pub use copies::distinct_rows;
 #[cfg(test)]
 mod tests;
 
@@ -173,6 +175,9 @@ pub enum HierarchyError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Copies of points that do not match the hierarchy ([`Hierarchy::with_copies`]).
+    #[error("copies of points: {0}")]
+    Copies(String),
     /// Labels of the wrong length.
     #[error("{got} labels for {n} leaves; give one class label per leaf")]
     Labels {

@@ -92,12 +92,25 @@ fn index_row(f: &Folder) -> String {
         .and_then(|v| v.as_str())
         .unwrap_or(&f.name);
     if let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) {
-        let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
-        name.push_str(&format!(
-            "<div class=\"muted\">{}{}</div>",
-            escape(&e.reproduces),
-            escape(&cite)
-        ));
+        // A run whose config differs from the shipped one is not that paper item.
+        let differs = m
+            .and_then(|m| m.get("config"))
+            .and_then(|c| crate::experiment::references::differences(exp_name, c))
+            .unwrap_or_default();
+        if differs.is_empty() {
+            let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
+            name.push_str(&format!(
+                "<div class=\"muted\">{}{}</div>",
+                escape(&e.reproduces),
+                escape(&cite)
+            ));
+        } else {
+            name.push_str(&format!(
+                "<div class=\"muted\">config differs from configs/{} in {}: not that paper item</div>",
+                escape(&e.file),
+                escape(&crate::data::clip(&differs.join(", "), 120))
+            ));
+        }
     }
     if let Err(e) = &f.manifest {
         name.push_str(&format!(

@@ -37,6 +37,8 @@ const FOLD_CHECKS: usize = 50;
 /// The keys of a manifest shown in the facts table or elsewhere, not as "other facts".
 const KNOWN_KEYS: &[&str] = &[
     "config",
+    "data_read",
+    "dropped",
     "config_file",
     "config_hash",
     "crate_version",
@@ -184,6 +186,7 @@ pub fn folder_page(f: &Folder, ctx: &Context) -> String {
             escape(e)
         ));
     }
+    b.push_str(&data_section(m));
     b.push_str(&checks_section(
         &format!("{}/{}", ctx.root, f.name),
         &f.checks,
@@ -221,6 +224,40 @@ pub fn folder_page(f: &Folder, ctx: &Context) -> String {
         None => b.push_str("<p class=\"muted\">The manifest records no config.</p>\n"),
     }
     document(&format!("{exp_name} — trellis-lab results"), &b, ctx)
+}
+
+/// What the run read (the manifest's `data_read`: per dataset, the file, points, features,
+/// labels and instances, and what the reader decided; and its `dropped` records). Empty for a
+/// run that records neither.
+fn data_section(m: Option<&Value>) -> String {
+    let read: Vec<crate::experiment::board::data::DataRead> = m
+        .and_then(|m| m.get("data_read"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let dropped: Vec<crate::experiment::dropped::Dropped> = m
+        .and_then(|m| m.get("dropped"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    if read.is_empty() && dropped.is_empty() {
+        return String::new();
+    }
+    let mut b = String::from("<h2 id=\"data\">Data</h2>\n<ul class=\"data\">\n");
+    for r in &read {
+        b.push_str(&format!(
+            "<li><strong>{}</strong>: {}",
+            escape(&r.dataset),
+            escape(&r.summary)
+        ));
+        for n in &r.notes {
+            b.push_str(&format!("<br><span class=\"muted\">{}</span>", escape(n)));
+        }
+        b.push_str("</li>\n");
+    }
+    for d in &dropped {
+        b.push_str(&format!("<li>{}</li>\n", escape(&d.phrase())));
+    }
+    b.push_str("</ul>\n");
+    b
 }
 
 /// The verdicts as the paper-vs-ours table, failed ones first.

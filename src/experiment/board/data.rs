@@ -186,6 +186,10 @@ pub struct Instance {
     pub labels: Option<Vec<usize>>,
     /// Class names (the legend of `labels`; empty without labels).
     pub classes: Vec<String>,
+    /// Each point's name, as the data say it (a file's row, a sample id, an animal, a
+    /// similarity matrix's header name, a jet's leaf): the leaf names of dendrograms and of the
+    /// named Newick.
+    pub names: Vec<String>,
 }
 
 /// The data of an instance.
@@ -516,7 +520,32 @@ fn planted_sizes(s: &DatasetSpec) -> Vec<usize> {
 /// sources read their default folders relative to the working directory). Errors name the
 /// dataset and, where a key can fix them, the key.
 pub fn instances(specs: &[DatasetSpec], seed: u64) -> Result<Vec<Instance>> {
-    Ok(instances_and_dropped(specs, seed)?.0)
+    Ok(load(specs, seed)?.instances)
+}
+
+/// What a run read for one dataset: said on the terminal, kept in the manifest (`data_read`)
+/// and shown on the report's pages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataRead {
+    /// The dataset's name.
+    pub dataset: String,
+    /// What was read and what the methods ran on, in words: file, points, features, labels,
+    /// instances.
+    pub summary: String,
+    /// What the reader decided that the data did not say (a header of numbers read as a point,
+    /// a label column found by itself), one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Every dataset's instances, what their filters dropped and what was read.
+pub struct Loaded {
+    /// The instances, dataset by dataset.
+    pub instances: Vec<Instance>,
+    /// What filters dropped (jets of a JSON file outside `min_leaves..=max_leaves`, duplicate
+    /// USPS images), one record per dataset that drops any.
+    pub dropped: Vec<Dropped>,
+    /// One record per dataset.
+    pub read: Vec<DataRead>,
 }
 
 /// [`instances`] with what their filters dropped on the way (jets of a JSON file outside
@@ -525,9 +554,16 @@ pub fn instances_and_dropped(
     specs: &[DatasetSpec],
     seed: u64,
 ) -> Result<(Vec<Instance>, Vec<Dropped>)> {
+    let l = load(specs, seed)?;
+    Ok((l.instances, l.dropped))
+}
+
+/// The datasets of `specs` under the master `seed` ([`Loaded`]).
+pub fn load(specs: &[DatasetSpec], seed: u64) -> Result<Loaded> {
     let mut cache: HashMap<(Source, PathBuf, Option<String>), Rc<Pool>> = HashMap::new();
     let mut out = Vec::new();
     let mut dropped = Vec::new();
+    let mut read = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         let source = Source::parse(&s.source).ok_or_else(|| {
             anyhow!(
@@ -537,17 +573,53 @@ pub fn instances_and_dropped(
             )
         })?;
         let ds = dataset_seed(seed, i);
+        let mut about = (String::new(), Vec::new());
         // One line: the dataset, then every cause.
-        let made = dataset(i, s, source, ds, &mut cache, &mut dropped).map_err(|e| {
+        let made = dataset(i, s, source, ds, &mut cache, &mut dropped, &mut about).map_err(|e| {
             anyhow!(
                 "board.datasets[{i}] ({:?}, source {:?}): {e:#}",
                 s.name,
                 s.source
             )
         })?;
+        read.push(DataRead {
+            dataset: s.name.clone(),
+            summary: summary(&about.0, &made),
+            notes: about.1,
+        });
         out.extend(made);
     }
-    Ok((out, dropped))
+    Ok(Loaded {
+        instances: out,
+        dropped,
+        read,
+    })
+}
+
+/// "`about`; 3 instances of 20 points" (sizes as a range when they differ).
+fn summary(about: &str, made: &[Instance]) -> String {
+    let (lo, hi) = made.iter().fold((usize::MAX, 0), |(lo, hi), i| {
+        (lo.min(i.n()), hi.max(i.n()))
+    });
+    let what = match made.first().map(|i| &i.data) {
+        Some(InstanceData::Jet(_)) => "leaves",
+        Some(InstanceData::Graph { .. }) => "vertices",
+        _ => "points",
+    };
+    let sizes = if lo == hi {
+        format!("{lo} {what}")
+    } else {
+        format!("{lo} to {hi} {what}")
+    };
+    let instances = match made.len() {
+        1 => format!("1 instance of {sizes}"),
+        k => format!("{k} instances of {sizes} each"),
+    };
+    if about.is_empty() {
+        instances
+    } else {
+        format!("{about}; {instances}")
+    }
 }
 
 fn dataset(
@@ -557,6 +629,7 @@ fn dataset(
     ds: u64,
     cache: &mut HashMap<(Source, PathBuf, Option<String>), Rc<Pool>>,
     dropped: &mut Vec<Dropped>,
+    about: &mut (String, Vec<String>),
 ) -> Result<Vec<Instance>> {
     let path = data_path(s, source);
     let jets = |jets: Vec<Jet>| -> Vec<Instance> {
@@ -565,6 +638,7 @@ fn dataset(
             .map(|(k, j)| Instance {
                 dataset: s.name.clone(),
                 instance: format!("jet_{k:04}"),
+                names: (0..j.leaves.len()).map(|l| format!("leaf {l}")).collect(),
                 data: InstanceData::Jet(j),
                 labels: None,
                 classes: Vec::new(),
@@ -590,6 +664,10 @@ fn dataset(
                 ),
                 other => other.into(),
             })?;
+            about.0 = format!(
+                "Ginkgo QCD jets generated with {lo}..={hi} leaves (root scale {})",
+                params.root_scale
+            );
             Ok(jets(d.jets))
         }
         Source::Test100 => {
@@ -604,6 +682,7 @@ fn dataset(
                     d.jets.len()
                 );
             }
+            about.0 = format!("{}: the first {n} of {} jets", file.display(), d.jets.len());
             Ok(jets(d.jets.into_iter().take(n).collect()))
         }
         Source::File if path.as_deref().is_some_and(is_json) => {
@@ -634,6 +713,11 @@ fn dataset(
                     key(i, "instances")
                 );
             }
+            about.0 = format!(
+                "{}: {before} jets, {} with {lo}..={hi} leaves",
+                file.display(),
+                kept.len()
+            );
             Ok(jets(kept.into_iter().take(n).collect()))
         }
         Source::Planted => {
@@ -642,6 +726,7 @@ fn dataset(
                 s.p_in.unwrap_or(PLANTED_P_IN),
                 s.p_out.unwrap_or(PLANTED_P_OUT),
             );
+            about.0 = format!("planted-partition graphs, clusters {sizes:?}, p_in {p_in}, p_out {p_out}");
             (0..s.instances.unwrap_or(1))
                 .map(|k| {
                     let g = planted_partition(&sizes, p_in, p_out, instance_seed(ds, k))?;
@@ -650,6 +735,7 @@ fn dataset(
                     Ok(Instance {
                         dataset: s.name.clone(),
                         instance: format!("graph_{k}"),
+                        names: (0..n).map(|v| format!("vertex {v}")).collect(),
                         data: InstanceData::Graph { similarities },
                         labels: Some(g.labels),
                         classes: (1..=sizes.len()).map(|c| format!("cluster {c}")).collect(),
@@ -661,17 +747,21 @@ fn dataset(
             let n = s.points.unwrap_or(D1_POINTS);
             let cov = hl_synthetic_covariance(D1_DIM, D1_NOISE);
             let w = cov.whitening()?;
+            about.0 = format!("Henao & Lucas's synthetic set D1 ({D1_DIM} dimensions)");
             (0..s.instances.unwrap_or(1))
                 .map(|k| {
                     let (_, x) = generate_with_whitening(n, &w, instance_seed(ds, k))?;
-                    points_instance(s, format!("dataset_{k}"), x, None, Vec::new())
+                    let names = (0..x.len()).map(|p| format!("point {p}")).collect();
+                    points_instance(s, format!("dataset_{k}"), x, None, Vec::new(), names)
                 })
                 .collect()
         }
-        Source::Similarity => Ok(vec![similarity::instance(
-            &s.name,
-            &path.context("no path")?,
-        )?]),
+        Source::Similarity => {
+            let path = path.context("no path")?;
+            let inst = similarity::instance(&s.name, &path)?;
+            about.0 = format!("{}: a {n} × {n} similarity matrix", path.display(), n = inst.n());
+            Ok(vec![inst])
+        }
         Source::Pam50 | Source::Animals33 | Source::Usps | Source::File => {
             let path = path.context("no path")?;
             let ck = (source, path.clone(), s.label_column.clone());
@@ -685,6 +775,8 @@ fn dataset(
                     p
                 }
             };
+            about.0 = pool.about.clone();
+            about.1 = pool.notes.clone();
             subsamples(i, s, &pool, ds)
         }
     }

@@ -346,12 +346,27 @@ fn file_matrix_with_a_label_column_and_jets_json() {
     let specs = resolved(vec![all, subs, stratify_off]);
     assert_eq!(inputs(&specs), vec![csv.clone()]);
     let a = instances(&specs, 1).unwrap();
-    // Without a label column the text column is an error that names the fix.
-    let e = instances(&resolved(vec![plain]), 1).unwrap_err();
-    std::fs::remove_file(&csv).ok();
-    let e = format!("{e:#}");
+    // Without a label column named, the one column of text is found as the labels (and said).
+    let found = load(&resolved(vec![plain]), 1).unwrap();
+    assert_eq!(found.instances[0].classes, ["b", "odd_one"]);
+    assert_eq!(found.instances[0].labels, a[0].labels);
+    let note = found.read[0].notes.join(" ");
     assert!(
-        e.contains("label_column") && e.contains("mine_unlabelled"),
+        note.contains("column \"kind\" holds text") && note.contains("--label-column kind"),
+        "{note}"
+    );
+    // Two columns of text: an error naming both and the flag.
+    std::fs::write(&csv, "x,kind,y\n1,a,b\n2,c,d\n").unwrap();
+    let mut two = spec("two_texts", "file");
+    two.path = Some(csv.clone());
+    let e = format!("{:#}", instances(&resolved(vec![two]), 1).unwrap_err());
+    std::fs::remove_file(&csv).ok();
+    assert!(
+        e.contains("2 columns hold text")
+            && e.contains("\"kind\"")
+            && e.contains("--label-column NAME")
+            && e.contains("two_texts")
+            && !e.contains('\n'),
         "{e}"
     );
     assert_eq!(a.len(), 5);

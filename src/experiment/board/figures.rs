@@ -166,9 +166,11 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             .iter()
             .filter(|d| table.keys().any(|(dd, _)| dd == d))
             .collect();
+        // Every requested method has a row (n/a where it did not run; leaderboard.md says
+        // why), but the generator's tree has no time.
         let meths: Vec<&String> = methods
             .iter()
-            .filter(|m| table.keys().any(|(_, mm)| mm == m))
+            .filter(|m| *metric != "seconds" || m.as_str() != TRUTH)
             .collect();
         if cols.is_empty() || meths.is_empty() {
             continue;
@@ -244,7 +246,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         .and_then(|v| v.as_str())
         .unwrap_or("CONFIG.toml")
         .to_string();
-    let md = super::leaderboard::leaderboard(&rows, &datasets, &methods, &config);
+    let status = super::leaderboard::statuses(results);
+    let md = super::leaderboard::leaderboard(&rows, &datasets, &methods, &config, &status);
     crate::experiment::safe_fs::write_atomic(&out.join("leaderboard.md"), md)?;
     Ok(())
 }

@@ -181,14 +181,100 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
     })
 }
 
-/// `leaderboard.md`: per metric, a Markdown table of datasets × methods; `config` is the config
-/// file the run was made from, as its manifest records it.
-pub fn leaderboard(rows: &[Row], datasets: &[String], methods: &[String], config: &str) -> String {
+/// `(dataset, method) -> "ran"`, `"ran on 3 of 5 instances; not run on 2: why"` or
+/// `"not run: why"`, from `trees.parquet` (its `status` column; empty for a run without one).
+pub fn statuses(results: &crate::experiment::kind::Results) -> BTreeMap<(String, String), String> {
+    use crate::experiment::table::str_column;
+    let Ok(t) = results.table("trees") else {
+        return BTreeMap::new();
+    };
+    let (Ok(d), Ok(m), Ok(st)) = (
+        str_column(&t, "dataset"),
+        str_column(&t, "method"),
+        str_column(&t, "status"),
+    ) else {
+        return BTreeMap::new();
+    };
+    // A note on how a method ran (on the distinct points, a tree the energies cannot score).
+    let notes = str_column(&t, "note").unwrap_or_default();
+    // (dataset, method) -> (instances run, reasons not run with counts, notes).
+    type Tally = (usize, Vec<(String, usize)>, Vec<String>);
+    let mut per: BTreeMap<(String, String), Tally> = BTreeMap::new();
+    for k in 0..t.height() {
+        let e = per.entry((d[k].clone(), m[k].clone())).or_default();
+        if let Some(n) = notes.get(k).filter(|n| !n.is_empty()) {
+            if !e.2.contains(n) {
+                e.2.push(n.clone());
+            }
+        }
+        match st[k].strip_prefix("not run: ") {
+            None => e.0 += 1,
+            Some(why) => match e.1.iter_mut().find(|(w, _)| w == why) {
+                Some(w) => w.1 += 1,
+                None => e.1.push((why.to_string(), 1)),
+            },
+        }
+    }
+    per.into_iter()
+        .map(|(k, (ran, not, notes))| {
+            let skipped: usize = not.iter().map(|(_, c)| c).sum();
+            let whys: Vec<String> = not.iter().map(|(w, _)| w.clone()).collect();
+            let mut text = match (ran, skipped) {
+                (_, 0) => "ran".to_string(),
+                (0, _) => format!("not run: {}", whys.join("; ")),
+                (r, s) => format!(
+                    "ran on {r} of {} instances; not run on {s}: {}",
+                    r + s,
+                    whys.join("; ")
+                ),
+            };
+            if !notes.is_empty() {
+                let shown: Vec<&str> = notes.iter().take(2).map(String::as_str).collect();
+                text.push_str(&format!(
+                    " ({}{})",
+                    shown.join("; "),
+                    if notes.len() > 2 { "; ..." } else { "" }
+                ));
+            }
+            (k, text)
+        })
+        .collect()
+}
+
+/// `leaderboard.md`: which methods ran where (`status`, [`statuses`]), then per metric a
+/// Markdown table of datasets × methods; `config` is the config file the run was made from, as
+/// its manifest records it.
+pub fn leaderboard(
+    rows: &[Row],
+    datasets: &[String],
+    methods: &[String],
+    config: &str,
+    status: &BTreeMap<(String, String), String>,
+) -> String {
     let mut md = format!(
-        "# Leaderboard\n\nEvery method on every dataset it applies to (`trellis-lab run {}`). **bold** = best in the column; `–` = the method does not apply.\n\n",
+        "# Leaderboard\n\nEvery method on every dataset it applies to (`trellis-lab run {}`). **bold** = best in the column; `–` = the method did not run there (the table below says why).\n\n",
         crate::experiment::config::clip(&crate::experiment::config::one_line(config), 200)
             .replace('`', "'")
     );
+    if !status.is_empty() {
+        md.push_str(&format!(
+            "## Methods: ran or not run\n\n| method | {} |\n|---|{}\n",
+            datasets.join(" | "),
+            "---|".repeat(datasets.len())
+        ));
+        for m in methods {
+            let cells: Vec<String> = datasets
+                .iter()
+                .map(|d| {
+                    status
+                        .get(&(d.clone(), m.clone()))
+                        .map_or("not run".to_string(), |s| escape(s))
+                })
+                .collect();
+            md.push_str(&format!("| {} | {} |\n", display(m), cells.join(" | ")));
+        }
+        md.push('\n');
+    }
     md.push_str(
         "\
          - **Energies and log posterior: the gap to a reference on the same instances** (method − reference, averaged over the instances where both are finite). The reference is the exact MAP where the trellis ran and the metric is what it optimises (the dataset's energy, or the log posterior), else the best tree any method found on the instance; the `reference` row gives its mean. `(k forbidden)`: the likelihood forbids k of the method's trees (`-inf`); they are left out of its gap, and such a method is never bold.\n\
@@ -329,7 +415,7 @@ mod tests {
             row("jets", "b", "kt", ll, f64::NEG_INFINITY),
         ];
         let methods: Vec<String> = ["trellis", "beam", "kt"].map(String::from).to_vec();
-        let md = leaderboard(&rows, &["jets".into()], &methods, "configs/board.toml");
+        let md = leaderboard(&rows, &["jets".into()], &methods, "configs/board.toml", &BTreeMap::new());
         assert!(md.contains("| *reference (mean)* | exact MAP -15.000 |"), "{md}");
         assert!(md.contains("| Trellis (exact) | **0.000** |"), "{md}");
         assert!(md.contains("| Beam search | -0.500 |"), "{md}");
@@ -349,7 +435,7 @@ mod tests {
             row("pts", "a", "average_linkage", "dasgupta_cost", 8.0),
         ];
         let methods: Vec<String> = ["trellis", "average_linkage"].map(String::from).to_vec();
-        let md = leaderboard(&rows, &["pts".into()], &methods, "configs/board.toml");
+        let md = leaderboard(&rows, &["pts".into()], &methods, "configs/board.toml", &BTreeMap::new());
         let dasgupta = &md[md.find("## Dasgupta").unwrap()..];
         assert!(dasgupta.contains("best found 8.000"), "{md}");
         assert!(dasgupta.contains("| Average linkage | **0.000** |"), "{md}");
@@ -366,7 +452,13 @@ mod tests {
             .enumerate()
             .map(|(i, &v)| row("jets", &i.to_string(), "beam", "posterior_rank", v))
             .collect();
-        let md = leaderboard(&rows, &["jets".into()], &["beam".into()], "configs/board.toml");
+        let md = leaderboard(
+            &rows,
+            &["jets".into()],
+            &["beam".into()],
+            "configs/board.toml",
+            &BTreeMap::new(),
+        );
         assert!(md.contains("| Beam search | **81.5** |"), "{md}");
     }
 }

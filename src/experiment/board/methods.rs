@@ -132,6 +132,17 @@ impl BoardMethod {
         )
     }
 
+    /// Whether the method cannot take identical points (the coalescent's likelihood, and the
+    /// diffusion trees' with noiseless leaves, are improper with two leaves at the same place),
+    /// and so runs on the distinct points ([`Copies`]).
+    pub fn needs_distinct_points(self, s: &BoardSection) -> bool {
+        match self {
+            BoardMethod::Mpost2 | BoardMethod::Mgreedy => true,
+            BoardMethod::Ddt | BoardMethod::Pydt => s.pydt.noise == 0.0,
+            _ => false,
+        }
+    }
+
     /// Whether it runs on `inst` under `s`, and if not, why.
     pub fn applies(self, inst: &Instance, s: &BoardSection) -> std::result::Result<(), String> {
         let n = inst.n();
@@ -253,7 +264,7 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
             plain(generalised_kt(&jet.leaves, alg, s.kt_radius)?)
         }
         BoardMethod::Mpost2 | BoardMethod::Mgreedy => {
-            let x = features(inst)?;
+            let (x, copies) = distinct_features(inst, method, s)?;
             let c = &s.coalescent;
             let (xw, ln_det_half) = isotropic_whitening(&x, c.sigma2)?;
             let ms = MethodSettings {
@@ -271,12 +282,12 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
             let h = f.best();
             let joint = crate::coalescent::history::ln_joint(h, &xw, ln_det_half)?;
             Ok(Built {
-                tree: Hierarchy::from_history(h)?,
+                tree: copies.extend(Hierarchy::from_history(h)?)?,
                 own_objective: Some(joint),
             })
         }
         BoardMethod::Ddt | BoardMethod::Pydt => {
-            let x = features(inst)?;
+            let (x, copies) = distinct_features(inst, method, s)?;
             let p = &s.pydt;
             let params = if method == BoardMethod::Ddt {
                 Params::new(0.0, 0.0, p.c, p.sigma2)?
@@ -290,7 +301,7 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
             };
             let r = greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))?;
             Ok(Built {
-                tree: Hierarchy::from_pydt(&r.tree)?,
+                tree: copies.extend(Hierarchy::from_pydt(&r.tree)?)?,
                 own_objective: Some(r.objective),
             })
         }
@@ -306,6 +317,67 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
         }
         m => bail!("no arm for {}", m.name()),
     }
+}
+
+/// Identical points of an instance, for a method that cannot take them
+/// ([`BoardMethod::needs_distinct_points`]): it runs on the distinct points, and its tree is
+/// extended to every point, each copy joined to its first occurrence at height 0.
+pub struct Copies {
+    /// Points of the instance.
+    n: usize,
+    /// The distinct points (first occurrences), in order.
+    kept: Vec<usize>,
+    /// `(copy, its first point)`.
+    copies: Vec<(usize, usize)>,
+}
+
+impl Copies {
+    /// The identical points of `x` (the instance's points or a jet's leaf features).
+    pub fn of(x: &[Vec<f64>]) -> Copies {
+        let (kept, copies) = crate::hierarchy::distinct_rows(x);
+        Copies {
+            n: x.len(),
+            kept,
+            copies,
+        }
+    }
+
+    /// `(copy, its first point)` of every copy.
+    pub fn pairs(&self) -> &[(usize, usize)] {
+        &self.copies
+    }
+
+    /// A tree over the distinct points, extended to every point.
+    fn extend(&self, h: Hierarchy) -> Result<Hierarchy> {
+        if self.copies.is_empty() {
+            return Ok(h);
+        }
+        Ok(h.with_copies(self.n, &self.kept, &self.copies)?)
+    }
+}
+
+/// The standardised features `method` runs on (the distinct points only, when it needs them
+/// distinct and the instance has copies) and the copies left out.
+fn distinct_features(
+    inst: &Instance,
+    method: BoardMethod,
+    s: &BoardSection,
+) -> Result<(Vec<Vec<f64>>, Copies)> {
+    let x = features(inst)?;
+    if !method.needs_distinct_points(s) {
+        let none = Copies {
+            n: x.len(),
+            kept: (0..x.len()).collect(),
+            copies: Vec::new(),
+        };
+        return Ok((x, none));
+    }
+    let copies = Copies::of(&x);
+    if copies.copies.is_empty() {
+        return Ok((x, copies));
+    }
+    let distinct = copies.kept.iter().map(|&r| x[r].clone()).collect();
+    Ok((distinct, copies))
 }
 
 /// The rows `x` whitened for Φ = σ² I, and ½ log|Φ|: what the Cholesky factor of Φ gives (the

@@ -21,8 +21,11 @@
 //!   probability under the energy's Gibbs posterior) and `posterior_rank` (1 + the number of
 //!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
 //!   hit).
-//! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run, and
-//!   the job seed it ran with.
+//! - `trees.parquet`: every (instance, method): its tree (Newick by leaf index, and
+//!   `newick_names` by the points' names), or why it did not run (`status`), a `note` on how it
+//!   ran (on the distinct points; a multifurcating tree the energies do not score), and the job
+//!   seed it ran with.
+//! - `leaves.parquet`: every instance's points by leaf index, with their names and classes.
 //! - `data_<dataset>.json` (jets, the `data/ginkgo_jets` schema) or `data_<dataset>.csv`
 //!   (points or similarity matrices, with labels): the data each method ran on.
 //! - `heatmap_<metric>.png/.svg`: methods × datasets, best per column outlined, brighter =
@@ -31,7 +34,7 @@
 //!   fixed colour per method; `leaderboard.md`: gaps to the exact MAP on the same instances,
 //!   true median ranks ([`leaderboard`]);
 //!   `tree_<dataset>_<method>.png/.svg`: each method's tree as a dendrogram, for datasets of one
-//!   instance of at most 64 points (a user's file).
+//!   instance of at most 300 points (a user's file), leaves named and coloured by class.
 
 pub mod data;
 #[cfg(test)]

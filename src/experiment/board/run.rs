@@ -1,7 +1,7 @@
 //! The board's run: one job per (instance, method), scored, into `board.parquet` and
 //! `trees.parquet`; and the named numbers `check` compares.
 
-use super::data::{instances_and_dropped, Instance};
+use super::data::{load, Instance};
 use super::energy::Energy;
 use super::methods::{build, BoardMethod};
 use super::BoardSection;
@@ -25,8 +25,15 @@ pub struct Scored {
     pub peak_bytes: Option<u64>,
     /// The tree, Newick with leaf indices.
     pub newick: String,
+    /// The tree, Newick with the points' names ([`Instance::names`], quoted where needed).
+    #[serde(default)]
+    pub newick_named: String,
     /// `(metric, value)`; `None` for a metric the instance leaves undefined.
     pub metrics: Vec<(String, Option<f64>)>,
+    /// What a reader of the tree should know (it ran on the distinct points; the energies
+    /// score binary trees only), or empty.
+    #[serde(default)]
+    pub note: String,
 }
 
 /// The job seed of method `m` on `inst` under the master `seed`: from the seed, the instance's
@@ -57,6 +64,29 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
     let mut metrics: Vec<(String, Option<f64>)> = Vec::new();
     let energy = Energy::of(inst).with_context(what)?;
     let binary = tree.to_tree().ok();
+    let mut notes: Vec<String> = Vec::new();
+    if m.needs_distinct_points(s) {
+        if let Ok(x) = super::methods::features(inst) {
+            let k = super::methods::Copies::of(&x).pairs().len();
+            if k > 0 {
+                notes.push(format!(
+                    "ran on the {} distinct points; {k} {} joined to {} first at height 0",
+                    inst.n() - k,
+                    if k == 1 { "copy" } else { "copies" },
+                    if k == 1 { "its" } else { "their" }
+                ));
+            }
+        }
+    }
+    if energy.is_some() && binary.is_none() {
+        let widest = (0..tree.n_nodes())
+            .map(|v| tree.children(v).len())
+            .max()
+            .unwrap_or(0);
+        notes.push(format!(
+            "a node has {widest} children: the energy, log posterior and rank score binary trees only"
+        ));
+    }
     if let (Some(e), Some(t)) = (&energy, &binary) {
         metrics.push((e.metric().into(), Some(e.value(t))));
         if inst.n() <= s.max_exact_leaves {
@@ -108,15 +138,93 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
         seconds,
         peak_bytes,
         newick: tree.to_newick(),
+        newick_named: tree.to_newick_with(|i| {
+            crate::coalescent::newick::quote_label(
+                inst.names.get(i).map_or(&i.to_string(), String::as_str),
+            )
+        }),
         metrics,
+        note: notes.join("; "),
     })
+}
+
+/// Says, for an instance with identical points, which methods ran on the distinct points and
+/// which copies were joined to their first (`None` without copies or without such a method).
+fn copies_note(inst: &Instance, s: &BoardSection) -> Option<String> {
+    let methods: Vec<&str> = s
+        .methods
+        .iter()
+        .filter(|m| m.needs_distinct_points(s) && m.applies(inst, s).is_ok())
+        .map(|m| m.name())
+        .collect();
+    if methods.is_empty() {
+        return None;
+    }
+    let copies = super::methods::Copies::of(&super::methods::features(inst).ok()?);
+    let pairs = copies.pairs();
+    if pairs.is_empty() {
+        return None;
+    }
+    let name = |p: usize| inst.names.get(p).cloned().unwrap_or_else(|| format!("point {p}"));
+    let shown: Vec<String> = pairs
+        .iter()
+        .take(6)
+        .map(|&(c, f)| format!("{} = {}", name(c), name(f)))
+        .collect();
+    let n = inst.n();
+    Some(format!(
+        "{}/{}: {} of the {n} points {} copies of earlier ones ({}{}); {} ran on the {} distinct points, each copy then joined to its first as a pair at height 0; the other methods ran on all {n}",
+        inst.dataset,
+        inst.instance,
+        pairs.len(),
+        if pairs.len() == 1 { "is a" } else { "are" },
+        shown.join(", "),
+        if pairs.len() > 6 { ", ..." } else { "" },
+        methods.join(", "),
+        n - pairs.len()
+    ))
+}
+
+/// Says on the terminal which methods did not run, and why: one line per method and reason,
+/// with how many instances it covers.
+fn say_not_run(insts: &[Instance], skipped: &[(usize, BoardMethod, String)]) {
+    let mut seen: Vec<(BoardMethod, &str, usize)> = Vec::new();
+    for (_, m, why) in skipped {
+        match seen.iter_mut().find(|(a, b, _)| a == m && b == why) {
+            Some(e) => e.2 += 1,
+            None => seen.push((*m, why, 1)),
+        }
+    }
+    for (m, why, k) in seen {
+        let on = if insts.len() == 1 {
+            String::new()
+        } else {
+            format!(" on {k} of {} instances", insts.len())
+        };
+        eprintln!("note: {} not run{on}: {why}", m.name());
+    }
 }
 
 /// The run: instances, jobs, tables.
 pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let seed = ctx.seed();
-    let (insts, dropped) = instances_and_dropped(&s.datasets, seed)?;
+    let loaded = load(&s.datasets, seed)?;
+    let (insts, dropped, mut read) = (loaded.instances, loaded.dropped, loaded.read);
     crate::experiment::dropped::report(ctx, &dropped);
+    for inst in &insts {
+        if let Some(note) = copies_note(inst, s) {
+            if let Some(r) = read.iter_mut().find(|r| r.dataset == inst.dataset) {
+                r.notes.push(note);
+            }
+        }
+    }
+    for r in &read {
+        eprintln!("data {}: {}", r.dataset, r.summary);
+        for n in &r.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    ctx.manifest.set("data_read", &read);
     super::export::write(&insts, seed, ctx)?;
     let mut jobs: Vec<(usize, BoardMethod)> = Vec::new();
     let mut skipped: Vec<(usize, BoardMethod, String)> = Vec::new();
@@ -154,6 +262,8 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     let (mut t_ds, mut t_inst, mut t_meth, mut t_newick, mut t_status, mut t_secs) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut t_seed = vec![];
+    let mut t_note = vec![];
+    let mut t_named = vec![];
     for (&(i, m), d) in jobs.iter().zip(&done) {
         t_seed.push(Some(job_seed(seed, &insts[i], m)));
         let r = &d.value;
@@ -173,6 +283,8 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         t_newick.push(r.newick.clone());
         t_status.push("ran".to_string());
         t_secs.push(Some(r.seconds));
+        t_note.push(r.note.clone());
+        t_named.push(r.newick_named.clone());
     }
     for (i, m, why) in &skipped {
         t_ds.push(insts[*i].dataset.clone());
@@ -182,7 +294,10 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         t_status.push(format!("not run: {why}"));
         t_secs.push(None);
         t_seed.push(None);
+        t_note.push(String::new());
+        t_named.push(String::new());
     }
+    say_not_run(&insts, &skipped);
     Table::new()
         .str("dataset", &ds)
         .str("instance", &inst)
@@ -198,14 +313,46 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         .str("instance", &t_inst)
         .str("method", &t_meth)
         .str("newick", &t_newick)
+        .str("newick_names", &t_named)
         .str("status", &t_status)
+        .str("note", &t_note)
         .f64("seconds", &t_secs)
         .u64("seed", &t_seed)
         .write_parquet(&ctx.path("trees.parquet"))?;
+    write_leaves(&insts, ctx)?;
     let order: Vec<&str> = s.datasets.iter().map(|d| d.name.as_str()).collect();
     ctx.manifest.set("datasets", order);
     let methods: Vec<&str> = s.methods.iter().map(|m| m.name()).collect();
     ctx.manifest.set("methods", methods);
+    Ok(())
+}
+
+/// `leaves.parquet`: every instance's points by leaf index, with their names and classes (empty
+/// without labels), which the dendrograms label and colour their leaves by.
+fn write_leaves(insts: &[Instance], ctx: &RunContext) -> Result<()> {
+    let (mut d, mut i, mut leaf, mut name, mut class) = (vec![], vec![], vec![], vec![], vec![]);
+    for inst in insts {
+        for p in 0..inst.n() {
+            d.push(inst.dataset.clone());
+            i.push(inst.instance.clone());
+            leaf.push(Some(p as u64));
+            name.push(inst.names.get(p).cloned().unwrap_or_else(|| p.to_string()));
+            class.push(
+                inst.labels
+                    .as_ref()
+                    .and_then(|l| inst.classes.get(l[p]))
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    Table::new()
+        .str("dataset", &d)
+        .str("instance", &i)
+        .u64("leaf", &leaf)
+        .str("name", &name)
+        .str("class", &class)
+        .write_parquet(&ctx.path("leaves.parquet"))?;
     Ok(())
 }
 

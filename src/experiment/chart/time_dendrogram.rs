@@ -52,12 +52,21 @@ pub struct TimeDendrogramChart {
     /// crowded near t = 1 spread out (ticks still name t: 0, 0.5, 0.9, 0.99, …); leaves are drawn
     /// at the right edge, a little after the latest divergence.
     pub log_time: bool,
+    /// Label the time axis by cluster size instead: with `Some(n)`, a node at time
+    /// `t = 1 − ln(size) / ln(n)` has `size` leaves below it (the root at 0, leaves at 1: a log
+    /// scale, which spreads the many small clusters), and the ticks name sizes (for trees without
+    /// times, drawn by their clusters' sizes).
+    pub size_axis: Option<usize>,
 }
 
 /// How times map to the unit interval of the plot's width.
 #[derive(Debug, Clone, Copy)]
 enum TimeScale {
     Linear,
+    /// Linear in t, ticks naming cluster sizes `n^(1 − t)`.
+    Sizes {
+        n: usize,
+    },
     /// s = −ln(1 − t) over [0, s_max]; later times (leaves) at the right edge.
     Hazard {
         s_max: f64,
@@ -66,6 +75,9 @@ enum TimeScale {
 
 impl TimeScale {
     fn of(chart: &TimeDendrogramChart) -> TimeScale {
+        if let Some(n) = chart.size_axis.filter(|&n| n >= 2) {
+            return TimeScale::Sizes { n };
+        }
         if !chart.log_time {
             return TimeScale::Linear;
         }
@@ -94,7 +106,7 @@ impl TimeScale {
     /// Position of time `t` in [0, 1].
     fn x(self, t: f64) -> f64 {
         match self {
-            TimeScale::Linear => t,
+            TimeScale::Linear | TimeScale::Sizes { .. } => t,
             TimeScale::Hazard { s_max } => (-(-t).ln_1p() / s_max).clamp(0.0, 1.0),
         }
     }
@@ -107,6 +119,20 @@ impl TimeScale {
                 axis.major
                     .iter()
                     .map(|&t| (t, axis.tick_text(t).0))
+                    .collect()
+            }
+            TimeScale::Sizes { n } => {
+                let ln_n = (n as f64).ln();
+                let mut sizes: Vec<usize> = [1, 2, 5]
+                    .iter()
+                    .flat_map(|&m| (0..7).map(move |e| m * 10usize.pow(e)))
+                    .filter(|&s| s < n && (s as f64) < 0.8 * n as f64)
+                    .collect();
+                sizes.push(n);
+                sizes.sort_unstable();
+                sizes
+                    .into_iter()
+                    .map(|s| (1.0 - (s as f64).ln() / ln_n, s.to_string()))
                     .collect()
             }
             TimeScale::Hazard { s_max } => {
@@ -515,6 +541,7 @@ mod tests {
             category_names: vec!["insects".into(), "mammals".into()],
             time_label: "divergence time t".into(),
             log_time: false,
+            size_axis: None,
         }
     }
 

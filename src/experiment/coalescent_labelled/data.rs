@@ -88,6 +88,7 @@ pub fn load(d: &DataSection) -> Result<Labelled> {
                     delimiter: None,
                     header: true,
                     label_column: d.label_column.clone(),
+                    infer: false,
                 },
             )?,
         };

@@ -366,6 +366,7 @@ fn read_continuous(d: &DataSection) -> Result<Dataset> {
                         delimiter: None,
                         header: true,
                         label_column: d.label_column.clone(),
+                        infer: false,
                     },
                 )?
             };

@@ -209,6 +209,7 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
         category_names: groups,
         time_label: "divergence time t (axis spaced by −ln(1 − t))".into(),
         log_time: true,
+        size_axis: None,
     };
     let height = (300 + 24 * most_leaves as u32).clamp(700, 2400);
     let width = (900 * chart.panels.len() as u32).clamp(900, 2400);

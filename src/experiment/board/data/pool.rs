@@ -22,6 +22,33 @@ pub(super) struct Pool {
     classes: Vec<String>,
     /// Rows of the source left out (exact duplicates), by name.
     pub(super) dropped: Vec<String>,
+    /// Each row's name (a file's row number, a sample id, an animal, a USPS image).
+    names: Vec<String>,
+    /// What the reader decided that the file did not say ([`PointMatrix::notes`]).
+    pub(super) notes: Vec<String>,
+    /// The source in words: what was read, its size and labels.
+    pub(super) about: String,
+}
+
+
+/// "3 classes: a 8, b 8, c 8" (the first few) for `class` over `classes`.
+fn class_counts(class: &[usize], classes: &[String]) -> String {
+    let mut count = vec![0usize; classes.len()];
+    for &c in class {
+        count[c] += 1;
+    }
+    let shown: Vec<String> = classes
+        .iter()
+        .zip(&count)
+        .take(8)
+        .map(|(c, k)| format!("{} {k}", crate::data::clip(c, 24)))
+        .collect();
+    format!(
+        "{} classes: {}{}",
+        classes.len(),
+        shown.join(", "),
+        if classes.len() > 8 { ", ..." } else { "" }
+    )
 }
 
 /// Class indices for label strings: classes in numeric order when every label is a number,
@@ -56,18 +83,28 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
             let idx: Vec<usize> = (0..data.samples.len())
                 .filter(|&k| data.subtypes[k].is_some())
                 .collect();
-            let class = idx
+            let class: Vec<usize> = idx
                 .iter()
                 .map(|&k| {
                     let s = data.subtypes[k].as_deref().unwrap_or_default();
                     classes.iter().position(|c| c == s).unwrap_or(0)
                 })
                 .collect();
+            let about = format!(
+                "pam50 ({}): {} samples with a known subtype × {} genes, {}",
+                path.display(),
+                idx.len(),
+                data.genes.len(),
+                class_counts(&class, &classes)
+            );
             Ok(Pool {
+                about,
                 rows: data.filled_rows(&idx)?,
                 class: Some(class),
                 classes,
                 dropped: Vec::new(),
+                names: idx.iter().map(|&k| data.samples[k].clone()).collect(),
+                notes: Vec::new(),
             })
         }
         Source::Animals33 => {
@@ -96,25 +133,44 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                     Ok(classes.iter().position(|c| c == g).unwrap_or(0))
                 })
                 .collect::<Result<Vec<usize>>>()?;
+            let about = format!(
+                "animals33 ({}): {} animals × {} features, {}",
+                file.display(),
+                m.n_points(),
+                m.dim(),
+                class_counts(&class, &classes)
+            );
             Ok(Pool {
+                about,
                 rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
                 class: Some(class),
                 classes,
                 dropped: Vec::new(),
+                names,
+                notes: Vec::new(),
             })
         }
         Source::Usps => {
-            let (mut rows, mut labels) = (Vec::new(), Vec::new());
-            let dropped = usps_rows(path, |row, label| {
+            let (mut rows, mut labels, mut names) = (Vec::new(), Vec::new(), Vec::new());
+            let dropped = usps_rows(path, |row, label, name| {
                 rows.push(row.to_vec());
                 labels.push(label.to_string());
+                names.push(name);
             })?;
             let (class, classes) = classes_of(&labels);
             Ok(Pool {
+                about: format!(
+                    "USPS ({}): {} distinct images × 256 pixels, {}",
+                    path.display(),
+                    rows.len(),
+                    class_counts(&class, &classes)
+                ),
                 rows,
                 class: Some(class),
                 classes,
                 dropped,
+                names,
+                notes: Vec::new(),
             })
         }
         _ => {
@@ -124,6 +180,7 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                     delimiter: None,
                     header: true,
                     label_column: label_column.map(|c| Column::Name(c.to_string())),
+                    infer: true,
                 },
             )?;
             let (class, classes) = match &m.labels {
@@ -133,11 +190,27 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 }
                 None => (None, Vec::new()),
             };
+            let labels = match (&class, &m.label_name) {
+                (Some(c), Some(l)) => {
+                    format!("labels from column {:?}, {}", crate::data::clip(l, 40), class_counts(c, &classes))
+                }
+                _ => "no labels".to_string(),
+            };
+            let about = format!(
+                "{}: {} points × {} features, {labels}",
+                path.display(),
+                m.n_points(),
+                m.dim()
+            );
+            // Rows by their 1-based number among the points (the header not counted).
             Ok(Pool {
+                about,
                 rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
                 class,
                 classes,
                 dropped: Vec::new(),
+                names: (1..=m.n_points()).map(|k| format!("row {k}")).collect(),
+                notes: m.notes.clone(),
             })
         }
     }
@@ -196,7 +269,8 @@ pub(super) fn subsamples(i: usize, s: &DatasetSpec, pool: &Pool, ds: u64) -> Res
             } else {
                 format!("subsample_{k}")
             };
-            points_instance(s, name, x, labels, pool.classes.clone())
+            let names = idx.iter().map(|&r| pool.names[r].clone()).collect();
+            points_instance(s, name, x, labels, pool.classes.clone(), names)
         })
         .collect()
 }
@@ -245,6 +319,7 @@ pub(super) fn points_instance(
     x: Vec<Vec<f64>>,
     labels: Option<Vec<usize>>,
     classes: Vec<String>,
+    names: Vec<String>,
 ) -> Result<Instance> {
     let d = x.first().map_or(0, Vec::len);
     let column = |j: usize| underflowing_spread(|| x.iter().map(move |r| r[j]));
@@ -274,6 +349,7 @@ pub(super) fn points_instance(
         data: InstanceData::Points { x, similarities },
         labels,
         classes,
+        names,
     })
 }
 
@@ -294,9 +370,9 @@ fn underflowing_spread<I: Iterator<Item = f64>>(v: impl Fn() -> I) -> Option<(f6
 }
 
 /// Calls `keep` with every USPS image of the folder `path` (both files, in order) but exact
-/// duplicates of an earlier one (+0.0 and -0.0 alike); returns the duplicates' names
-/// (`<file> line <k>`), which are dropped.
-fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<String>> {
+/// duplicates of an earlier one (+0.0 and -0.0 alike), with its label and name
+/// (`<file> line <k>`); returns the duplicates' names, which are dropped.
+fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str, String)) -> Result<Vec<String>> {
     let mut seen: HashSet<Vec<u64>> = HashSet::new();
     let mut dropped = Vec::new();
     for f in usps_files(path) {
@@ -304,11 +380,12 @@ fn usps_rows(path: &Path, mut keep: impl FnMut(&[f64], &str)) -> Result<Vec<Stri
         let ls = m.labels.clone().unwrap_or_default();
         for k in 0..m.n_points() {
             let key: Vec<u64> = m.row(k).iter().map(|v| (v + 0.0).to_bits()).collect();
+            let file = f.file_name().unwrap_or_default().to_string_lossy();
+            let name = format!("{file} line {}", k + 1);
             if seen.insert(key) {
-                keep(m.row(k), ls.get(k).map_or("", String::as_str));
+                keep(m.row(k), ls.get(k).map_or("", String::as_str), name);
             } else {
-                let file = f.file_name().unwrap_or_default().to_string_lossy();
-                dropped.push(format!("{file} line {}", k + 1));
+                dropped.push(name);
             }
         }
     }

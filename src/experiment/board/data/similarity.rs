@@ -19,6 +19,7 @@ pub(super) fn instance(name: &str, path: &Path) -> Result<Instance> {
             delimiter: None,
             header: true,
             label_column: None,
+            infer: false,
         },
     )?;
     let (n, d) = (m.n_points(), m.dim());
@@ -58,5 +59,6 @@ pub(super) fn instance(name: &str, path: &Path) -> Result<Instance> {
         data: InstanceData::Graph { similarities },
         labels: None,
         classes: Vec::new(),
+        names: m.features.clone(),
     })
 }

@@ -93,6 +93,11 @@ pub struct MatrixSpec {
     pub header: bool,
     /// The column holding each point's label or name (not a feature), if any.
     pub label_column: Option<Column>,
+    /// Whether to infer what is not given, for a user's file: a first line of numbers only (or
+    /// of numbers and one cell of text, like the line after it) is a point, not a header; with
+    /// no `label_column`, the one column of text is the labels. Each decision is said in
+    /// [`PointMatrix::notes`].
+    pub infer: bool,
 }
 
 impl Default for MatrixSpec {
@@ -102,6 +107,7 @@ impl Default for MatrixSpec {
             delimiter: None,
             header: true,
             label_column: None,
+            infer: false,
         }
     }
 }
@@ -113,8 +119,13 @@ pub struct PointMatrix {
     pub features: Vec<String>,
     /// Row-major values: point `i` is `values[i * dim .. (i + 1) * dim]`.
     pub values: Vec<f64>,
-    /// Each point's label (the label column's cell), if the spec names one.
+    /// Each point's label (the label column's cell), if the spec names one or one was found.
     pub labels: Option<Vec<String>>,
+    /// The label column's header name (or `column K`, 1-based, without a header), if any.
+    pub label_name: Option<String>,
+    /// What the reader decided that the file did not say (a header of numbers read as a point,
+    /// a label column found by itself), one sentence each, for the terminal and the manifest.
+    pub notes: Vec<String>,
 }
 
 impl PointMatrix {
@@ -159,6 +170,7 @@ impl PointMatrix {
                 delimiter: Some(Delimiter::Whitespace),
                 header: false,
                 label_column: Some(Column::Index(0)),
+                infer: false,
             },
         )?;
         if m.dim() != 256 {
@@ -183,6 +195,7 @@ impl PointMatrix {
                 delimiter: Some(Delimiter::Tab),
                 header: true,
                 label_column: Some(Column::Name("animal".into())),
+                infer: false,
             },
         )
     }
@@ -196,11 +209,15 @@ impl PointMatrix {
         let mut b = Builder {
             spec,
             name,
+            expect_header: spec.header,
+            pending: None,
             header: None,
+            found_label: None,
             layout: None,
             values: Vec::new(),
             labels: None,
             rows: 0,
+            notes: Vec::new(),
         };
         each_record(
             text,
@@ -219,16 +236,49 @@ struct Layout {
     dim: usize,
 }
 
+/// The first record, held until the second says whether it is a header
+/// ([`MatrixSpec::infer`]): line, cells, lines after it.
+type Pending = (usize, Vec<String>, usize);
+
 /// The matrix as its records arrive.
 struct Builder<'a> {
     spec: &'a MatrixSpec,
     name: &'a str,
+    /// Whether the next record is the header.
+    expect_header: bool,
+    /// The first record while the header is undecided.
+    pending: Option<Pending>,
     header: Option<(usize, Vec<String>)>,
+    /// The label column found by itself (the one column of text), when none was named.
+    found_label: Option<usize>,
     layout: Option<Layout>,
     values: Vec<f64>,
     labels: Option<Vec<String>>,
     rows: usize,
+    notes: Vec<String>,
 }
+
+/// Whether a cell reads as a number (a feature's cell).
+fn numeric(cell: &str) -> bool {
+    cell.trim().parse::<f64>().is_ok()
+}
+
+/// The positions of the cells that are not numbers.
+fn text_cells<S: AsRef<str>>(cells: &[S]) -> Vec<usize> {
+    (0..cells.len())
+        .filter(|&i| !numeric(cells[i].as_ref()))
+        .collect()
+}
+
+/// Header names that usually mean a class, said in a note when such a column of numbers is read
+/// as a feature.
+const LABEL_LIKE: [&str; 8] = [
+    "label", "labels", "class", "target", "species", "y", "category", "cluster",
+];
+
+/// How the message of a text cell in a feature column names the fix.
+const NAME_THE_LABELS: &str =
+    "name the label column with --label-column NAME (label_column in a config)";
 
 impl Builder<'_> {
     fn err(&self, line: usize, msg: String) -> MatrixError {
@@ -239,15 +289,78 @@ impl Builder<'_> {
         }
     }
 
-    /// Takes one record (line `line`, `rest` the text after it).
+    /// Takes one record (line `line`, `rest` the text after it). With [`MatrixSpec::infer`],
+    /// the first record waits for the second, which decides whether it is a header.
     fn record(&mut self, line: usize, cells: &[&str], rest: &str) -> Result<(), MatrixError> {
-        if self.spec.header && self.header.is_none() {
+        if self.spec.infer && self.expect_header {
+            match self.pending.take() {
+                None => {
+                    let owned = cells.iter().map(|c| c.to_string()).collect();
+                    self.pending = Some((line, owned, lines_in(rest)));
+                    return Ok(());
+                }
+                Some(first) => self.replay(first, Some(cells))?,
+            }
+        }
+        self.take(line, cells, &|| lines_in(rest))
+    }
+
+    /// Decides whether the held first record is a header (`second`: the record after it, if
+    /// any) and takes it.
+    fn replay(
+        &mut self,
+        (line, cells, after): Pending,
+        second: Option<&[&str]>,
+    ) -> Result<(), MatrixError> {
+        let text = text_cells(&cells);
+        let data = if text.is_empty() {
+            self.notes.push(format!(
+                "the first line of {} holds only numbers, so it is read as a point, not as column names (features x1..x{}); add a header line to name the columns",
+                self.name,
+                cells.len()
+            ));
+            true
+        } else if let (1, None, Some(second)) = (text.len(), &self.spec.label_column, second) {
+            // One cell of text in the first line, and the second line's one cell of text in
+            // the same column: a file without a header whose labels are that column.
+            let same = text_cells(second) == text && second.len() == cells.len();
+            if same {
+                self.notes.push(format!(
+                    "the first line of {} is a point (numbers and one cell of text, like the next line), not column names: the file has no header, and column {} is read as the labels",
+                    self.name,
+                    text[0] + 1
+                ));
+                self.found_label = Some(text[0]);
+            }
+            same
+        } else {
+            false
+        };
+        self.expect_header = !data;
+        let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
+        self.take(line, &refs, &|| after)
+    }
+
+    /// Takes one record once the header is decided (`rest_lines`: the lines after it).
+    fn take(
+        &mut self,
+        line: usize,
+        cells: &[&str],
+        rest_lines: &dyn Fn() -> usize,
+    ) -> Result<(), MatrixError> {
+        if self.expect_header {
+            self.expect_header = false;
             self.header = Some((line, cells.iter().map(|c| c.to_string()).collect()));
-            self.layout = Some(self.layout(cells.len(), rest)?);
+            if !self.finds_labels() {
+                self.layout = Some(self.layout(cells.len(), rest_lines)?);
+            }
             return Ok(());
         }
         if self.layout.is_none() {
-            self.layout = Some(self.layout(cells.len(), rest)?);
+            if self.finds_labels() && self.found_label.is_none() {
+                self.find_labels(line, cells)?;
+            }
+            self.layout = Some(self.layout(cells.len(), rest_lines)?);
         }
         let Some(Layout {
             width,
@@ -274,7 +387,7 @@ impl Builder<'_> {
         self.rows += 1;
         if self.rows.saturating_mul(dim) > MAX_CELLS {
             // The points still to come, roughly (one a line): said, not read.
-            return Err(self.too_large(self.rows + lines_in(rest), dim, line));
+            return Err(self.too_large(self.rows + rest_lines(), dim, line));
         }
         for (i, cell) in cells.iter().enumerate() {
             if Some(i) == label_at {
@@ -289,11 +402,73 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// The layout of rows of `width` cells (from the header or the first row, `rest` the text
-    /// after it), checked against the limits.
-    fn layout(&mut self, width: usize, rest: &str) -> Result<Layout, MatrixError> {
+    /// Whether the label column is to be found from the first point: inferring, and none named.
+    fn finds_labels(&self) -> bool {
+        self.spec.infer && self.spec.label_column.is_none()
+    }
+
+    /// The label column from the first point's cells: the one cell of text, said in a note;
+    /// more than one is an error naming them.
+    fn find_labels(&mut self, line: usize, cells: &[&str]) -> Result<(), MatrixError> {
+        let text = text_cells(cells);
+        let name = |i: usize| column_name(&self.header, i);
+        match text.len() {
+            0 => {
+                if let Some((_, h)) = &self.header {
+                    if let Some(c) = h
+                        .iter()
+                        .find(|c| LABEL_LIKE.contains(&c.trim().to_ascii_lowercase().as_str()))
+                    {
+                        self.notes.push(format!(
+                            "column {:?} holds numbers and is read as a feature; if it holds classes, pass --label-column {} (label_column in a config)",
+                            shorten(c),
+                            shorten(c)
+                        ));
+                    }
+                }
+            }
+            1 => {
+                let i = text[0];
+                let flag = match &self.header {
+                    Some((_, h)) => shorten(&h[i]),
+                    None => format!("{i}"),
+                };
+                self.notes.push(format!(
+                    "column {} holds text ({:?} on line {line}), so it is read as the labels (the points' classes); pass --label-column {flag} (label_column in a config) to say so",
+                    name(i),
+                    shorten(cells[i])
+                ));
+                self.found_label = Some(i);
+            }
+            _ => {
+                let shown: Vec<String> = text
+                    .iter()
+                    .take(4)
+                    .map(|&i| format!("{} ({:?})", name(i), shorten(cells[i])))
+                    .collect();
+                return Err(self.err(
+                    line,
+                    format!(
+                        "{} columns hold text, not numbers: {}{}; at most one can be the labels: {NAME_THE_LABELS}, and remove the others or encode them as numbers",
+                        text.len(),
+                        shown.join(", "),
+                        if text.len() > 4 { ", ..." } else { "" }
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The layout of rows of `width` cells (from the header or the first row; `rest_lines`:
+    /// the lines after it), checked against the limits.
+    fn layout(
+        &mut self,
+        width: usize,
+        rest_lines: &dyn Fn() -> usize,
+    ) -> Result<Layout, MatrixError> {
         let label_at = match &self.spec.label_column {
-            None => None,
+            None => self.found_label,
             Some(Column::Index(i)) if *i < width => Some(*i),
             Some(Column::Index(i)) => {
                 return Err(self.err(
@@ -323,7 +498,7 @@ impl Builder<'_> {
         };
         let dim = width - usize::from(label_at.is_some());
         if dim > MAX_FEATURES {
-            let rows = lines_in(rest) + usize::from(!self.spec.header);
+            let rows = rest_lines() + usize::from(self.header.is_none());
             return Err(self.too_large(rows, dim, self.header.as_ref().map_or(1, |h| h.0)));
         }
         if dim == 0 {
@@ -356,10 +531,17 @@ impl Builder<'_> {
     fn number(&self, line: usize, i: usize, cell: &str) -> Result<f64, MatrixError> {
         let column = || column_name(&self.header, i);
         let x: f64 = cell.trim().parse().map_err(|_| {
+            let fix = match (self.layout.as_ref().and_then(|l| l.label_at), self.spec.infer) {
+                (Some(l), true) if self.spec.label_column.is_none() => format!(
+                    "fill or drop missing values; only one column can be the labels, and column {} already is",
+                    column_name(&self.header, l)
+                ),
+                _ => format!("fill or drop missing values; {NAME_THE_LABELS}"),
+            };
             self.err(
                 line,
                 format!(
-                    "column {} holds {:?}, not a number (fill or drop missing values; name a label column with label_column)",
+                    "column {} holds {:?}, not a number ({fix})",
                     column(),
                     shorten(cell)
                 ),
@@ -388,14 +570,17 @@ impl Builder<'_> {
     }
 
     fn finish(mut self) -> Result<PointMatrix, MatrixError> {
-        if self.spec.header && self.header.is_none() {
+        if let Some(first) = self.pending.take() {
+            self.replay(first, None)?;
+        }
+        if self.expect_header && self.header.is_none() {
             return Err(self.err(
                 0,
                 "the file is empty; expected a header line then one point per line".into(),
             ));
         }
         if self.layout.is_none() {
-            self.layout(0, "")?;
+            self.layout(0, &|| 0)?;
         }
         if self.values.is_empty() {
             return Err(self.err(
@@ -404,6 +589,10 @@ impl Builder<'_> {
             ));
         }
         let label_at = self.layout.as_ref().and_then(|l| l.label_at);
+        let label_name = label_at.map(|l| match &self.header {
+            Some((_, h)) => h[l].clone(),
+            None => format!("column {}", l + 1),
+        });
         let features: Vec<String> = match self.header {
             Some((_, h)) => h
                 .into_iter()
@@ -419,6 +608,8 @@ impl Builder<'_> {
             features,
             values: self.values,
             labels: self.labels,
+            label_name,
+            notes: self.notes,
         })
     }
 }
@@ -532,129 +723,4 @@ fn preview(h: &[String]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(delimiter: Delimiter, label: Option<Column>) -> MatrixSpec {
-        MatrixSpec {
-            delimiter: Some(delimiter),
-            header: true,
-            label_column: label,
-        }
-    }
-
-    #[test]
-    fn csv_with_a_label_column_and_quotes() {
-        let text = "a,\"label, with comma\",b\r\n1,x,2\n\n3.5,\"y\",-4e-1\n";
-        let m = PointMatrix::parse(
-            text,
-            &spec(
-                Delimiter::Comma,
-                Some(Column::Name("label, with comma".into())),
-            ),
-            "t.csv",
-        )
-        .unwrap();
-        assert_eq!(m.features, ["a", "b"]);
-        assert_eq!(m.n_points(), 2);
-        assert_eq!(m.row(1), [3.5, -0.4]);
-        assert_eq!(m.labels.unwrap(), ["x", "y"]);
-    }
-
-    #[test]
-    fn bad_cells_name_line_and_column() {
-        let e = PointMatrix::parse("a\tb\n1\tNA\n", &spec(Delimiter::Tab, None), "t.tsv")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("line 2") && e.contains("\"b\"") && e.contains("NA"),
-            "{e}"
-        );
-        let e = PointMatrix::parse("a,b\n1,2\n1\n", &spec(Delimiter::Comma, None), "t.csv")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("line 3") && e.contains("1 cells, expected 2"),
-            "{e}"
-        );
-        let e = PointMatrix::parse("a,b\n1,inf\n", &spec(Delimiter::Comma, None), "t.csv")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("finite"), "{e}");
-        let e = PointMatrix::parse(
-            "a,b\n1,2\n",
-            &spec(Delimiter::Comma, Some(Column::Name("c".into()))),
-            "t.csv",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("no column named \"c\""), "{e}");
-        for text in ["", "a,b\n", "\n\n"] {
-            let e = PointMatrix::parse(text, &spec(Delimiter::Comma, None), "t.csv").unwrap_err();
-            assert!(!e.to_string().contains('\n'), "{e}");
-        }
-    }
-
-    #[test]
-    fn the_cell_limit_stops_the_read_at_the_row_that_passes_it() {
-        // 10,000 features: the limit of 10^7 values is passed by row 1,001 (line 1,002).
-        let d = MAX_FEATURES;
-        let header: Vec<String> = (0..d).map(|j| format!("f{j}")).collect();
-        let row = format!("{}\n", vec!["0"; d].join(","));
-        let text = format!("{}\n{}", header.join(","), row.repeat(1500));
-        let e = PointMatrix::parse(&text, &spec(Delimiter::Comma, None), "t.csv")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("line 1002") && e.contains("about 1500 points × 10000 features"),
-            "{e}"
-        );
-        let wide = format!("{},x\n1\n", header.join(","));
-        let e = PointMatrix::parse(&wide, &spec(Delimiter::Comma, None), "t.csv")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("line 1") && e.contains("10001 features"), "{e}");
-        let ok = PointMatrix::parse(
-            &text[..text.len() - 500 * row.len()],
-            &spec(Delimiter::Comma, None),
-            "t.csv",
-        )
-        .unwrap();
-        assert_eq!((ok.n_points(), ok.dim()), (1000, d));
-    }
-
-    #[test]
-    fn a_quoted_line_break_is_an_unbalanced_quote() {
-        for (text, lines) in [
-            ("a,b\n1,\"2\n3,4\n5,6\"\n7,8\n", "lines 2 to 4"),
-            ("a,b\n1,2\n3,\"4\n5,6\n", "lines 3 to 4"),
-        ] {
-            let e = PointMatrix::parse(text, &spec(Delimiter::Comma, None), "t.csv")
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(lines) && e.contains("unbalanced quote"), "{e}");
-            assert!(!e.contains('\n'), "{e}");
-        }
-    }
-
-    #[test]
-    fn the_bundled_usps_and_animals_files() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-        let usps = PointMatrix::usps(&root.join("usps/usps_test.txt")).unwrap();
-        assert_eq!((usps.n_points(), usps.dim()), (2007, 256));
-        let labels = usps.labels.as_ref().unwrap();
-        assert_eq!(labels[0], "9", "the ESL zip.test order starts with a 9");
-        assert!(usps.values.iter().all(|v| (-1.0..=1.0).contains(v)));
-        let animals =
-            PointMatrix::animals33(&root.join("animals33/animals33_features.tsv")).unwrap();
-        assert_eq!((animals.n_points(), animals.dim()), (33, 102));
-        assert_eq!(animals.labels.as_ref().unwrap()[0], "Elephant");
-        let ones = animals.values.iter().filter(|&&v| v == 1.0).count();
-        let zeros = animals.values.iter().filter(|&&v| v == 0.0).count();
-        assert_eq!(
-            (ones, zeros),
-            (1032, 2334),
-            "the counts the data's README states"
-        );
-    }
-}
+mod tests;
