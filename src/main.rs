@@ -300,6 +300,8 @@ fn real_main(cli: Cli) -> Result<()> {
             };
             // The config printed is one `run` accepts (a bad --name or --seed is said here).
             own_data::validate(&text, "the init options")?;
+            // ... and the data read as its run reads them (a label column the file lacks).
+            own_data::check_board_data(&text, "the init options")?;
             print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
             Ok(())
         }
@@ -418,10 +420,16 @@ fn check(dir: PathBuf) -> Result<()> {
     if let Some(note) = note {
         lines.push(format!("note: {note}"));
     }
+    let na = verdicts.iter().filter(|v| !v.applicable).count();
     lines.push(format!(
-        "check: {} passed, {} failed",
-        verdicts.len() - failed,
-        failed
+        "check: {} passed, {} failed{}",
+        verdicts.len() - failed - na,
+        failed,
+        if na > 0 {
+            format!(", {na} not applicable")
+        } else {
+            String::new()
+        }
     ));
     print_lines(&lines);
     if failed > 0 {

@@ -352,7 +352,15 @@ fn duplicate_points_run_on_the_distinct_points_and_are_said() {
     );
     let page = std::fs::read_to_string(dir.join("report/points_duplicates.html")).unwrap();
     assert!(page.contains("row 14 = row 9") && page.contains("id=\"data\""));
-    check_properties(&res);
+    // 18 points: no exact trellis ran, so its properties do not apply, and `check` says so
+    // rather than "passed".
+    let text = check_properties(&res);
+    assert!(
+        text.contains(
+            "n/a  property: instances whose exact MAP tree is not ranked first: not applicable"
+        ) && text.contains("0 failed, 4 not applicable"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -386,6 +394,23 @@ fn a_label_column_is_found_by_itself_and_the_fix_names_the_flag() {
         column(&res, "leaves", "class")[..6],
         ["g0", "g0", "g0", "g0", "g0", "g1"]
     );
+    // `init` with a label column the file does not have: said now, not at `run`.
+    let err = one_line_error(
+        &bin()
+            .args(["init", "board"])
+            .arg(example("points_label_found.csv"))
+            .args(["--label-column", "kinds"])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("no column named \"kinds\""), "{err}");
+    // A similarity matrix in a .txt file: its delimiter from its first line.
+    std::fs::copy(example("similarities.csv"), dir.join("sim.txt")).unwrap();
+    ok(cluster(
+        &dir,
+        &dir.join("sim.txt"),
+        &["--similarity", "--methods", "greedy"],
+    ));
     // Two columns of text: which they are, and the flag that names the labels.
     write(&dir.join("two.csv"), "a,kind,b,c\n1,x,y,2\n3,x,z,4\n");
     let err = one_line_error(&cluster(&dir, &dir.join("two.csv"), &[]));

@@ -30,6 +30,9 @@ pub struct Measure {
     pub what: String,
     /// The value.
     pub value: f64,
+    /// For a property: over how many items (instances, jets, trees) it was checked, when the
+    /// kind counts them. A property checked over none is "not applicable", never "passed".
+    pub over: Option<usize>,
 }
 
 impl Measure {
@@ -39,6 +42,15 @@ impl Measure {
             id: id.into(),
             what: what.into(),
             value,
+            over: None,
+        }
+    }
+
+    /// This measure, checked over `n` items.
+    pub fn over(self, n: usize) -> Measure {
+        Measure {
+            over: Some(n),
+            ..self
         }
     }
 }
@@ -106,8 +118,11 @@ pub struct Verdict {
     pub what: String,
     /// Our value, if the tables give it.
     pub observed: Option<f64>,
-    /// Whether |observed − expected| <= tolerance.
+    /// Whether |observed − expected| <= tolerance (true for a property that does not apply).
     pub passed: bool,
+    /// False for a property checked over no items (no instance where it could be violated):
+    /// said "not applicable", not "passed".
+    pub applicable: bool,
 }
 
 impl Verdict {
@@ -122,6 +137,17 @@ impl Verdict {
             .observed
             .map(|v| format!("{:+.6}", v - e.value))
             .unwrap_or_else(|| "-".into());
+        if !self.applicable {
+            return format!(
+                "n/a  {}: not applicable, nothing in this run it could hold for ({})",
+                if self.what.is_empty() {
+                    &e.id
+                } else {
+                    &self.what
+                },
+                e.source
+            );
+        }
         format!(
             "{:<4} {}: ours {ours}, expected {} ± {} (diff {diff}; {})",
             if self.passed { "ok" } else { "FAIL" },
@@ -151,6 +177,7 @@ pub fn verdicts(measures: &[Measure], expected: &[Expected]) -> Vec<Verdict> {
                 what: m.map(|m| m.what.clone()).unwrap_or_default(),
                 observed,
                 passed,
+                applicable: true,
             }
         })
         .collect()
@@ -183,6 +210,7 @@ pub fn check_report(kind: &dyn Kind, results: &Results) -> Result<(Vec<Verdict>,
                 source: PROPERTY.into(),
             },
             passed: m.value == 0.0,
+            applicable: m.over != Some(0),
             observed: Some(m.value),
             what: m.what,
         })
@@ -243,6 +271,13 @@ pub fn write_checks(verdicts: &[Verdict], path: &Path, manifest_hash: u64) -> Re
             &verdicts
                 .iter()
                 .map(|v| Some(v.passed as u64))
+                .collect::<Vec<_>>(),
+        )
+        .u64(
+            "applicable",
+            &verdicts
+                .iter()
+                .map(|v| Some(v.applicable as u64))
                 .collect::<Vec<_>>(),
         )
         .write_parquet(path)

@@ -113,6 +113,25 @@ pub fn validate(text: &str, what: &str) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("config <input>", what)))
 }
 
+/// Reads the data a board config `text` names, as its run would, so that `init` prints a config
+/// only for data it can run on (a label column the file does not have, a file that is not a
+/// matrix, are said now, in one line, not at `run`).
+pub fn check_board_data(text: &str, what: &str) -> Result<()> {
+    let mut table: toml::Table = toml::from_str(text)?;
+    let seed = table
+        .get("experiment")
+        .and_then(|e| e.get("seed"))
+        .and_then(|s| s.as_integer())
+        .unwrap_or(1) as u64;
+    let Some(board) = table.remove("board") else {
+        return Ok(());
+    };
+    let sec: super::board::BoardSection = board.try_into()?;
+    super::board::data::load(&sec.datasets, seed)
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("{what}: {e:#}"))
+}
+
 /// The text of a board config that runs every method (or `opts.methods`) on `file`.
 pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
     let (source, what) = match kind {

@@ -30,21 +30,25 @@ pub fn jets(results: &Results) -> Result<Vec<Measure>> {
         }
     }
     let (mut above, mut below_z, mut uncounted) = (0, 0, 0);
+    let (mut n_above, mut n_z, mut n_finite) = (0, 0, 0);
     for r in 0..t.height() {
         let (Some(j), Some(v)) = (jet[r], ll[r]) else {
             continue;
         };
-        if map.get(&j).is_some_and(|&m| v > m) {
-            above += 1;
+        if let Some(&m) = map.get(&j) {
+            n_above += 1;
+            above += usize::from(v > m);
         }
         if alg[r] == "trellis" {
             if let Some(z) = log_z[r] {
+                n_z += 1;
                 if z < v - 1e-9 * v.abs().max(1.0) {
                     below_z += 1;
                 }
             }
-            if v.is_finite() && count[r] == Some(0) {
-                uncounted += 1;
+            if v.is_finite() {
+                n_finite += 1;
+                uncounted += usize::from(count[r] == Some(0));
             }
         }
     }
@@ -53,17 +57,20 @@ pub fn jets(results: &Results) -> Result<Vec<Measure>> {
             "no_method_above_the_exact_map",
             "property: trees scoring above their jet's exact MAP",
             above,
-        ),
+        )
+        .over(n_above),
         property(
             "log_z_at_least_the_map",
             "property: jets whose log Z is below their MAP log-likelihood",
             below_z,
-        ),
+        )
+        .over(n_z),
         property(
             "finite_map_has_finite_trees",
             "property: jets with a finite MAP but no finite tree counted",
             uncounted,
-        ),
+        )
+        .over(n_finite),
     ])
 }
 
@@ -88,25 +95,31 @@ pub fn board(results: &Results) -> Result<Vec<Measure>> {
         }
     }
     let (mut prob, mut rank, mut first, mut above, mut unit) = (0, 0, 0, 0, 0);
+    // How many values each property is checked over.
+    let (mut n_post, mut n_rank, mut n_first, mut n_above, mut n_unit) = (0, 0, 0, 0, 0);
     for r in 0..t.height() {
         let Some(x) = v[r] else {
             continue;
         };
         match k[r].as_str() {
             "log_posterior" => {
+                n_post += 1;
                 prob += usize::from(x > 1e-9);
-                if map
-                    .get(&(d[r].as_str(), i[r].as_str()))
-                    .is_some_and(|&best| x > best)
-                {
-                    above += 1;
+                if let Some(&best) = map.get(&(d[r].as_str(), i[r].as_str())) {
+                    n_above += 1;
+                    above += usize::from(x > best);
                 }
             }
             "posterior_rank" => {
+                n_rank += 1;
                 rank += usize::from(x < 1.0);
-                first += usize::from(m[r] == "trellis" && x != 1.0);
+                if m[r] == "trellis" {
+                    n_first += 1;
+                    first += usize::from(x != 1.0);
+                }
             }
             "dendrogram_purity" | "subtree_score" | "ari_auc" => {
+                n_unit += 1;
                 unit += usize::from(!(0.0..=1.0 + 1e-12).contains(&x));
             }
             _ => {}
@@ -117,27 +130,32 @@ pub fn board(results: &Results) -> Result<Vec<Measure>> {
             "posterior_at_most_one",
             "property: trees with a posterior probability above 1",
             prob,
-        ),
+        )
+        .over(n_post),
         property(
             "ranks_at_least_one",
             "property: posterior ranks below 1",
             rank,
-        ),
+        )
+        .over(n_rank),
         property(
             "exact_map_ranked_first",
             "property: instances whose exact MAP tree is not ranked first",
             first,
-        ),
+        )
+        .over(n_first),
         property(
             "no_method_above_the_exact_map",
             "property: trees more probable than their instance's exact MAP",
             above,
-        ),
+        )
+        .over(n_above),
         property(
             "scores_in_unit_interval",
             "property: purity, subtree score or ARI AUC outside [0, 1]",
             unit,
-        ),
+        )
+        .over(n_unit),
     ])
 }
 

@@ -98,6 +98,8 @@ pub struct Check {
     pub source: String,
     /// Whether it is within tolerance.
     pub passed: bool,
+    /// False for a property checked over nothing (shown "not applicable").
+    pub applicable: bool,
 }
 
 /// A figure: the SVG and/or PNG file of one stem.
@@ -343,6 +345,8 @@ fn read_checks(path: &Path, manifest_hash: &str) -> Result<Option<Vec<Check>>> {
     let tolerance = f64_column(&df, "tolerance")?;
     let difference = f64_column(&df, "difference")?;
     let passed = u64_column(&df, "passed")?;
+    // (Checks written before the column existed were all applicable.)
+    let applicable = u64_column(&df, "applicable").unwrap_or_else(|_| vec![Some(1); df.height()]);
     let mut checks: Vec<Check> = (0..df.height())
         .map(|i| Check {
             what: if what[i].is_empty() {
@@ -356,6 +360,7 @@ fn read_checks(path: &Path, manifest_hash: &str) -> Result<Option<Vec<Check>>> {
             difference: difference[i],
             source: source[i].clone(),
             passed: passed[i] == Some(1),
+            applicable: applicable[i] != Some(0),
         })
         .collect();
     checks.sort_by_key(|c| c.passed);

@@ -311,7 +311,9 @@ fn checks_section(dir: &str, checks: &Checks) -> String {
 
 /// One row of the checks table.
 fn check_row(c: &Check) -> String {
-    let (class, verdict) = if c.passed {
+    let (class, verdict) = if !c.applicable {
+        ("muted", "not applicable")
+    } else if c.passed {
         ("pass", "passed")
     } else {
         ("fail", "FAILED")

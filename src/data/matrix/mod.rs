@@ -72,6 +72,27 @@ impl Delimiter {
             _ => Delimiter::Whitespace,
         }
     }
+
+    /// The delimiter of a file: from its extension when it is `.csv`, `.tsv` or `.tab`; else
+    /// from its first line (a tab, else a comma, else whitespace), so a `.txt` or `.dat` of
+    /// comma-separated values reads as such.
+    pub fn of_file(path: &Path, text: &str) -> Delimiter {
+        let known = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["csv", "tsv", "tab"].contains(&e.to_ascii_lowercase().as_str()));
+        if known {
+            return Delimiter::from_extension(path);
+        }
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if first.contains('\t') {
+            Delimiter::Tab
+        } else if first.contains(',') {
+            Delimiter::Comma
+        } else {
+            Delimiter::Whitespace
+        }
+    }
 }
 
 /// A column chosen by its header name or by its 0-based position.
@@ -154,7 +175,7 @@ impl PointMatrix {
         let spec = MatrixSpec {
             delimiter: Some(
                 spec.delimiter
-                    .unwrap_or_else(|| Delimiter::from_extension(path)),
+                    .unwrap_or_else(|| Delimiter::of_file(path, &text)),
             ),
             ..spec.clone()
         };
