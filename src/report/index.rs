@@ -70,6 +70,33 @@ pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
     document("trellis-lab results", &b, ctx)
 }
 
+/// The index's line under a results folder of a shipped config's name: the paper item it
+/// reproduces, or, when its config differs from the shipped one, which keys differ (its numbers
+/// are then not that item's). Empty for other names.
+fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
+    let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
+        return String::new();
+    };
+    let differs = m
+        .and_then(|m| m.get("config"))
+        .and_then(|c| crate::experiment::references::differences(exp_name, c))
+        .unwrap_or_default();
+    if differs.is_empty() {
+        let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
+        format!(
+            "<div class=\"muted\">{}{}</div>",
+            escape(&e.reproduces),
+            escape(&cite)
+        )
+    } else {
+        format!(
+            "<div class=\"muted\">config differs from configs/{} in {}: not that paper item</div>",
+            escape(&e.file),
+            escape(&crate::data::clip(&differs.join(", "), 120))
+        )
+    }
+}
+
 /// One results folder's row of the index.
 fn index_row(f: &Folder) -> String {
     let m = f.manifest.as_ref().ok();
@@ -91,27 +118,7 @@ fn index_row(f: &Folder) -> String {
         .and_then(|m| m.pointer("/config/experiment/name"))
         .and_then(|v| v.as_str())
         .unwrap_or(&f.name);
-    if let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) {
-        // A run whose config differs from the shipped one is not that paper item.
-        let differs = m
-            .and_then(|m| m.get("config"))
-            .and_then(|c| crate::experiment::references::differences(exp_name, c))
-            .unwrap_or_default();
-        if differs.is_empty() {
-            let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
-            name.push_str(&format!(
-                "<div class=\"muted\">{}{}</div>",
-                escape(&e.reproduces),
-                escape(&cite)
-            ));
-        } else {
-            name.push_str(&format!(
-                "<div class=\"muted\">config differs from configs/{} in {}: not that paper item</div>",
-                escape(&e.file),
-                escape(&crate::data::clip(&differs.join(", "), 120))
-            ));
-        }
-    }
+    name.push_str(&paper_item(exp_name, m));
     if let Err(e) = &f.manifest {
         name.push_str(&format!(
             "<div class=\"error\">manifest.json cannot be read: {}</div>",
@@ -142,4 +149,34 @@ fn index_row(f: &Folder) -> String {
             .unwrap_or_default(),
         escape(finished(m).as_deref().unwrap_or("")),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_run_whose_config_differs_is_not_cited_as_the_paper_item() {
+        let (_, text) = crate::experiment::references::CONFIGS
+            .iter()
+            .find(|(n, _)| *n == "jets")
+            .unwrap();
+        let reg = crate::experiment::Registry::builtin();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let parse = |t: &str| {
+            let cfg = crate::experiment::config::parse_in(&reg, t, &dir).unwrap();
+            serde_json::json!({ "config": cfg.value })
+        };
+        let same = super::paper_item("jets", Some(&parse(text)));
+        assert!(
+            same.contains("Table 1") && !same.contains("differs"),
+            "{same}"
+        );
+        let changed = parse(&text.replace("seed = 20211130", "seed = 7"));
+        let other = super::paper_item("jets", Some(&changed));
+        assert!(
+            other.contains("config differs from configs/jets.toml in experiment.seed")
+                && !other.contains("Table 1"),
+            "{other}"
+        );
+        assert_eq!(super::paper_item("my_own_data", None), "");
+    }
 }
