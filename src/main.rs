@@ -146,7 +146,7 @@ enum Command {
     },
     /// Score your own jets: one JSON object per line per jet (exact MAP, log Z, greedy, beam).
     Score {
-        /// A jet file in the schema of shared/data/ginkgo_jets/ (`{"source", "jets": [...]}`).
+        /// A jet file in the schema of data/ginkgo_jets/ (`{"source", "jets": [...]}`).
         file: PathBuf,
         /// Beam size (default: min(3N, N(N-1)/2)).
         #[arg(long)]
