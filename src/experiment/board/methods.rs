@@ -8,6 +8,10 @@
 //! - **Average linkage** (kodama, any N): on a jet, Euclidean distances of its leaves' features
 //!   (below); on points and graphs, `max(s) - s` of the similarities (average linkage of that
 //!   dissimilarity merges exactly as average linkage of the similarities).
+//! - **Euclidean average linkage and Ward linkage** (kodama, any N; what SciPy's
+//!   `linkage(X, "average")` and `linkage(X, "ward")` compute): Euclidean distances of the
+//!   points' raw features, as a user passing `X` to SciPy gets them (not standardised); on a
+//!   jet, of its leaves' features (below) unstandardised. Graphs have no features.
 //! - **kt, Cambridge/Aachen, anti-kt**: jets only, E-scheme, `R = kt_radius`.
 //! - **MPOST2, MGREEDY** (Kingman coalescent, isotropic Φ = σ² I) and **DDT, PYDT** (greedy
 //!   EM search, Gaussian leaves with noise): on points, their columns standardised; on a jet,
@@ -45,6 +49,10 @@ pub enum BoardMethod {
     Greedy,
     /// Average linkage (kodama).
     AverageLinkage,
+    /// Average linkage of Euclidean distances of the raw features (SciPy's `"average"`).
+    AverageEuclidean,
+    /// Ward linkage of the raw features (SciPy's `"ward"`).
+    Ward,
     /// kt (p = 1).
     Kt,
     /// Cambridge/Aachen (p = 0).
@@ -65,12 +73,14 @@ pub enum BoardMethod {
 
 impl BoardMethod {
     /// Every method, in table and chart order.
-    pub const ALL: [BoardMethod; 13] = [
+    pub const ALL: [BoardMethod; 15] = [
         BoardMethod::Trellis,
         BoardMethod::Sparse,
         BoardMethod::Beam,
         BoardMethod::Greedy,
         BoardMethod::AverageLinkage,
+        BoardMethod::AverageEuclidean,
+        BoardMethod::Ward,
         BoardMethod::Kt,
         BoardMethod::CambridgeAachen,
         BoardMethod::AntiKt,
@@ -89,6 +99,8 @@ impl BoardMethod {
             BoardMethod::Beam => "beam",
             BoardMethod::Greedy => "greedy",
             BoardMethod::AverageLinkage => "average_linkage",
+            BoardMethod::AverageEuclidean => "average_euclidean",
+            BoardMethod::Ward => "ward",
             BoardMethod::Kt => "kt",
             BoardMethod::CambridgeAachen => "cambridge_aachen",
             BoardMethod::AntiKt => "anti_kt",
@@ -108,6 +120,8 @@ impl BoardMethod {
             BoardMethod::Beam => "Beam search",
             BoardMethod::Greedy => "Greedy",
             BoardMethod::AverageLinkage => "Average linkage",
+            BoardMethod::AverageEuclidean => "Average (Euclidean)",
+            BoardMethod::Ward => "Ward",
             BoardMethod::Kt => "kt",
             BoardMethod::CambridgeAachen => "Cambridge/Aachen",
             BoardMethod::AntiKt => "anti-kt",
@@ -157,7 +171,12 @@ impl BoardMethod {
             BoardMethod::Kt | BoardMethod::CambridgeAachen | BoardMethod::AntiKt if !jet => {
                 Err("jets only".into())
             }
-            BoardMethod::Mpost2 | BoardMethod::Mgreedy | BoardMethod::Ddt | BoardMethod::Pydt
+            BoardMethod::Mpost2
+            | BoardMethod::Mgreedy
+            | BoardMethod::Ddt
+            | BoardMethod::Pydt
+            | BoardMethod::AverageEuclidean
+            | BoardMethod::Ward
                 if graph =>
             {
                 Err("needs points (a graph has none)".into())
@@ -225,32 +244,37 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
                 // The one tree of one leaf (kodama takes no distances for no points).
                 return plain(Tree::leaf(0));
             }
-            let mut d = Vec::with_capacity(n * (n - 1) / 2);
-            match inst.similarities() {
+            let d = match inst.similarities() {
                 Some(sim) => {
                     let max = sim.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let mut d = Vec::with_capacity(n * (n - 1) / 2);
                     for i in 0..n {
                         for j in i + 1..n {
                             d.push(max - sim[i * n + j]);
                         }
                     }
+                    d
                 }
-                None => {
-                    let x = features(inst)?;
-                    for i in 0..n {
-                        for j in i + 1..n {
-                            let e: f64 =
-                                x[i].iter().zip(&x[j]).map(|(a, b)| (a - b) * (a - b)).sum();
-                            d.push(e.sqrt());
-                        }
-                    }
-                }
+                None => euclidean_distances(&features(inst)?),
+            };
+            linkage(d, n, kodama::Method::Average)
+        }
+        BoardMethod::AverageEuclidean | BoardMethod::Ward => {
+            let n = inst.n();
+            if n == 1 {
+                return plain(Tree::leaf(0));
             }
-            let dendrogram = kodama::linkage(&mut d, n, kodama::Method::Average);
-            Ok(Built {
-                tree: Hierarchy::from_linkage(&dendrogram)?,
-                own_objective: None,
-            })
+            let x = match &inst.data {
+                InstanceData::Points { x, .. } => x.clone(),
+                InstanceData::Jet(jet) => jet_features(&jet.leaves),
+                InstanceData::Graph { .. } => bail!("a graph has no points to run on"),
+            };
+            let m = if method == BoardMethod::Ward {
+                kodama::Method::Ward
+            } else {
+                kodama::Method::Average
+            };
+            linkage(euclidean_distances(&x), n, m)
         }
         BoardMethod::Kt | BoardMethod::CambridgeAachen | BoardMethod::AntiKt => {
             let InstanceData::Jet(jet) = &inst.data else {
@@ -378,6 +402,30 @@ fn distinct_features(
     }
     let distinct = copies.kept.iter().map(|&r| x[r].clone()).collect();
     Ok((distinct, copies))
+}
+
+/// The condensed Euclidean distances between the rows of `x` (pairs `(i, j)`, `i < j`, row by
+/// row: SciPy's `pdist` order), each the square root of the summed squared differences.
+pub fn euclidean_distances(x: &[Vec<f64>]) -> Vec<f64> {
+    let n = x.len();
+    let mut d = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            let e: f64 = x[i].iter().zip(&x[j]).map(|(a, b)| (a - b) * (a - b)).sum();
+            d.push(e.sqrt());
+        }
+    }
+    d
+}
+
+/// The tree kodama's `linkage` of the condensed dissimilarities `d` over `n` points builds with
+/// `method` (SciPy's algorithms: the nearest-neighbour chain for average and Ward linkage).
+fn linkage(mut d: Vec<f64>, n: usize, method: kodama::Method) -> Result<Built> {
+    let dendrogram = kodama::linkage(&mut d, n, method);
+    Ok(Built {
+        tree: Hierarchy::from_linkage(&dendrogram)?,
+        own_objective: None,
+    })
 }
 
 /// The rows `x` whitened for Φ = σ² I, and ½ log|Φ|: what the Cholesky factor of Φ gives (the
