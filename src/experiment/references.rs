@@ -56,6 +56,11 @@ pub const CONFIGS: &[(&str, &str)] = &[
     ("jets", include_str!("../../configs/jets.toml")),
     ("jets_large", include_str!("../../configs/jets_large.toml")),
     ("jets_smoke", include_str!("../../configs/jets_smoke.toml")),
+    ("labelled", include_str!("../../configs/labelled.toml")),
+    (
+        "labelled_smoke",
+        include_str!("../../configs/labelled_smoke.toml"),
+    ),
     ("pam50", include_str!("../../configs/pam50.toml")),
     (
         "posterior_sampling",
