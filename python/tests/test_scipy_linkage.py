@@ -130,5 +130,5 @@ def test_the_smoke_configs_subsamples_give_scipys_trees(tmp_path):
     cfg = tmp_path / "labelled_smoke.toml"
     cfg.write_text(text)
     folder = run(cfg)
-    # 2 instances of each table and the whole wine table, each by both methods.
-    assert compare(folder) == 2 * (2 * len(TABLES) + 1)
+    # 2 instances of each table and the whole iris and wine tables, each by both methods.
+    assert compare(folder) == 2 * (2 * len(TABLES) + 2)
