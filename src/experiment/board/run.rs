@@ -173,11 +173,15 @@ fn copies_note(inst: &Instance, s: &BoardSection) -> Option<String> {
         .collect();
     let n = inst.n();
     Some(format!(
-        "{}/{}: {} of the {n} points {} copies of earlier ones ({}{}); {} ran on the {} distinct points, each copy then joined to its first as a pair at height 0; the other methods ran on all {n}",
+        "{}/{}: {} of the {n} points {} ({}{}); {} ran on the {} distinct points, each copy then joined to its first as a pair at height 0; the other methods ran on all {n}",
         inst.dataset,
         inst.instance,
         pairs.len(),
-        if pairs.len() == 1 { "is a" } else { "are" },
+        if pairs.len() == 1 {
+            "is a copy of an earlier one"
+        } else {
+            "are copies of earlier ones"
+        },
         shown.join(", "),
         if pairs.len() > 6 { ", ..." } else { "" },
         methods.join(", "),
