@@ -39,6 +39,7 @@ mod data_tests;
 mod dendrograms;
 mod export;
 pub mod energy;
+mod exact_work;
 mod figures;
 mod leaderboard;
 pub mod methods;

@@ -40,8 +40,15 @@ fn job_seed(seed: u64, inst: &Instance, m: BoardMethod) -> u64 {
     )
 }
 
-/// Runs `m` on `inst` and scores its tree.
-pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Result<Scored> {
+/// Runs `m` on `inst` and scores its tree; `progress` is told the trees counted above it while
+/// its posterior rank is counted.
+pub fn score(
+    inst: &Instance,
+    m: BoardMethod,
+    s: &BoardSection,
+    seed: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Scored> {
     let what = || {
         let jet = match &inst.data {
             super::data::InstanceData::Jet(j) => format!(" (jet {:?})", clip(&j.name, 80)),
@@ -60,15 +67,14 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
     if let (Some(e), Some(t)) = (&energy, &binary) {
         metrics.push((e.metric().into(), Some(e.value(t))));
         if inst.n() <= s.max_exact_leaves {
-            let trellis = e.trellis(s.max_exact_leaves).with_context(what)?;
-            let (log_p, rank, capped) =
-                e.exact_facts(&trellis, t, s.rank_cap).with_context(what)?;
-            metrics.push(("log_posterior".into(), Some(log_p)));
-            metrics.push(("posterior_rank".into(), Some(rank as f64)));
-            metrics.push((
-                "posterior_rank_capped".into(),
-                Some(if capped { 1.0 } else { 0.0 }),
-            ));
+            // The exact scoring's own time, apart from the method's `seconds`.
+            let t0 = Instant::now();
+            let ties = m == BoardMethod::Trellis;
+            let facts = super::energy::exact_scoring(inst, e, t, s, ties, progress)
+                .with_context(what)?;
+            metrics.extend(facts.metrics());
+            let spent = t0.elapsed().as_secs_f64();
+            metrics.push((super::exact_work::SECONDS_METRIC.into(), Some(spent)));
         }
     }
     // Dasgupta's cost over the similarities, on any tree (multifurcations and N > 64 too),
@@ -132,14 +138,22 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         format!("{}/{}/{}", insts[i].dataset, insts[i].instance, m.name())
     };
     let keys: Vec<String> = jobs.iter().map(|&(i, m)| key(i, m)).collect();
-    let pb = crate::experiment::progress_bar(keys.len() as u64, "jobs");
+    super::exact_work::announce(&insts, &jobs, s);
+    let bars = indicatif::MultiProgress::new();
+    let pb = bars.add(crate::experiment::progress_bar(keys.len() as u64, "jobs"));
     let done = ctx.jobs.run("fit", &keys, Mode::OneAtATime, |k| {
         let (i, m) = jobs[k];
-        let out = score(&insts[i], m, s, job_seed(seed, &insts[i], m));
+        let mut rank = super::exact_work::RankBar::new(&bars, s.rank_cap);
+        let out = score(&insts[i], m, s, job_seed(seed, &insts[i], m), &mut |c| {
+            rank.tell(c)
+        });
+        rank.finish();
         pb.inc(1);
         out
-    })?;
+    });
     pb.finish_and_clear();
+    super::energy::forget_trellis();
+    let done = done?;
 
     let (mut ds, mut inst, mut n, mut meth, mut metric, mut value, mut secs, mut peak) = (
         vec![],
@@ -255,7 +269,11 @@ pub fn rows(results: &Results) -> Result<Vec<Row>> {
 pub fn higher_is_better(metric: &str) -> bool {
     !matches!(
         metric,
-        "hcc_energy" | "dasgupta_cost" | "posterior_rank" | "posterior_rank_capped"
+        "hcc_energy"
+            | "dasgupta_cost"
+            | "posterior_rank"
+            | "posterior_rank_capped"
+            | super::exact_work::SECONDS_METRIC
     )
 }
 
@@ -349,7 +367,9 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
         ));
     }
     let mut sums: BTreeMap<(&str, &str, &str), (f64, usize)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.metric != "posterior_rank_capped") {
+    // Times are not reference numbers.
+    let skip = |m: &str| m == "posterior_rank_capped" || m == super::exact_work::SECONDS_METRIC;
+    for r in rows.iter().filter(|r| !skip(&r.metric)) {
         let e = sums
             .entry((&r.dataset, &r.method, &r.metric))
             .or_insert((0.0, 0));
