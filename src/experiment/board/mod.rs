@@ -20,7 +20,9 @@
 //!   trees' log p(X, T, s)), and where the exact trellis runs, `log_posterior` (the tree's
 //!   probability under the energy's Gibbs posterior) and `posterior_rank` (1 + the number of
 //!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
-//!   hit).
+//!   hit), `exact_scoring_seconds` (the seconds of that exact scoring, apart from the method's
+//!   own `seconds`), and on the trellis's row `map_tree_count` (how many trees attain the exact
+//!   MAP; [`crate::exact::map_ties`] says which of them the trellis returns).
 //! - `trees.parquet`: every (instance, method): its tree (Newick), or why it did not run, and
 //!   the job seed it ran with.
 //! - `data_<dataset>.json` (jets, the `data/ginkgo_jets` schema) or `data_<dataset>.csv`
