@@ -117,7 +117,7 @@ pub fn count_above_with<M: SplitModel>(
     if cap > 0 {
         lister.each_above(Subset::full(n), threshold, &mut |_| {
             count += 1;
-            if count % PROGRESS_EVERY == 0 {
+            if count.is_multiple_of(PROGRESS_EVERY) {
                 progress(count);
             }
             if count >= cap {
