@@ -1,5 +1,5 @@
-//! The board's exact scoring as the user sees it: its time as a row of its own in
-//! `board.parquet` ([`SECONDS_METRIC`]), an estimate printed before the jobs start when it is
+//! The board's exact scoring as the user sees it: its time in a column of its own in
+//! `board.parquet` ([`SECONDS_COLUMN`]), an estimate printed before the jobs start when it is
 //! large ([`announce`]), and a progress bar while a posterior rank is counted ([`RankBar`]).
 
 use super::data::{Instance, InstanceData};
@@ -9,10 +9,11 @@ use crate::experiment::exact_limit::{rank_seconds, ExactModel};
 use crate::exact::human_seconds;
 use std::time::{Duration, Instant};
 
-/// The metric of a job's exact-scoring seconds (its tree's log posterior and rank, the trellis's
-/// MAP tie count, and the instance's full trellis when this job had to build it); the method's
-/// own time stays in the `seconds` column.
-pub const SECONDS_METRIC: &str = "exact_scoring_seconds";
+/// The column of a job's exact-scoring seconds (its tree's log posterior and rank, the trellis's
+/// MAP tie count, and the instance's full trellis when this job had to build it), on every row
+/// of the job (null where the trellis does not run); the method's own time stays in `seconds`.
+/// A column, not a metric row, so that the values stay the same run to run.
+pub const SECONDS_COLUMN: &str = "exact_scoring_seconds";
 
 /// Estimates above this many seconds are printed before the jobs start.
 const ANNOUNCE_SECONDS: f64 = 30.0;
@@ -66,7 +67,7 @@ pub fn announce(insts: &[Instance], jobs: &[(usize, BoardMethod)], s: &BoardSect
         .filter(|&n| n <= s.max_exact_leaves)
         .collect();
     eprintln!(
-        "exact scoring: up to about {} by the cost model, besides the methods: {} instances of up to {} leaves get their full trellis once (shared by every method's log posterior and rank), the count of trees tied at the MAP, and each tree's posterior rank counted up to board.rank_cap = {} trees above it (about {} each at N = {} when the count reaches the cap); its seconds go to the {SECONDS_METRIC} rows",
+        "exact scoring: up to about {} by the cost model, besides the methods: {} instances of up to {} leaves get their full trellis once (shared by every method's log posterior and rank), the count of trees tied at the MAP, and each tree's posterior rank counted up to board.rank_cap = {} trees above it (about {} each at N = {} when the count reaches the cap); its seconds go to the {SECONDS_COLUMN} column",
         human_seconds(secs),
         within.len(),
         within.iter().max().copied().unwrap_or(0),

@@ -71,7 +71,7 @@ pub(super) fn words(metric: &str) -> &str {
         "ari_auc" => "ARI AUC",
         "seconds" => "wall time",
         "map_tree_count" => "trees attaining the exact MAP",
-        super::exact_work::SECONDS_METRIC => "exact scoring time",
+        super::exact_work::SECONDS_COLUMN => "exact scoring time",
         other => other,
     }
 }
