@@ -161,7 +161,9 @@ pub fn choose(sizes: &[usize], model: ExactModel, work: Work, usable: Option<u64
             human_seconds(BUDGET_SECONDS)
         )
     };
-    let file = if largest <= limit {
+    let file = if sizes.is_empty() {
+        "the file's instances could not be sized (running it says why)".to_string()
+    } else if largest <= limit {
         format!(
             "every instance of this file ({} of up to {largest} leaves) is within it",
             sizes.len()

@@ -147,7 +147,9 @@ pub fn exact_limit(
     opts: &Options,
     config: &str,
 ) -> Result<(ExactLimit, Vec<usize>)> {
-    let sizes = instance_sizes(data, file, opts)?;
+    // A file that cannot be read is said by the run, in its place among the checks (after the
+    // options and the results folder): here the machine alone decides.
+    let sizes = instance_sizes(data, file, opts).unwrap_or_default();
     if let Some(l) = opts.max_exact_leaves {
         return Ok((
             ExactLimit {
@@ -256,7 +258,7 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options, limit: &ExactLi
 pub fn jets_config(file: &Path, opts: &Options, limit: &ExactLimit, sizes: &[usize]) -> String {
     let l = limit.limit;
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let within = sizes.iter().any(|&n| n <= l);
+    let within = sizes.is_empty() || sizes.iter().any(|&n| n <= l);
     let leaves = if largest <= l || !within {
         "# max_leaves = 12\n".to_string()
     } else {
