@@ -137,9 +137,10 @@ enum Command {
         /// The master seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The exact trellis (and exact posterior ranks) up to this many points (at most 20).
-        #[arg(long, default_value_t = 16)]
-        max_exact_leaves: usize,
+        /// The exact trellis (and exact posterior ranks) up to this many points (at most 20;
+        /// default: chosen for the file and this machine, the reason written in the config).
+        #[arg(long)]
+        max_exact_leaves: Option<usize>,
         /// Recompute even if the results are up to date.
         #[arg(long)]
         force: bool,
@@ -290,13 +291,18 @@ fn real_main(cli: Cli) -> Result<()> {
                 output_dir: "results".into(),
                 methods: None,
                 label_column,
-                max_exact_leaves: 12,
+                max_exact_leaves: None,
             };
-            let text = match (kind.as_str(), data) {
-                ("jets", DataKind::Jets) => own_data::jets_config(&abs, &opts),
+            match (kind.as_str(), data) {
+                ("jets", DataKind::Jets) | ("board", _) => {}
                 ("jets", _) => bail!("init jets needs a jets .json file; for points or a similarity matrix use init board"),
-                ("board", _) => own_data::board_config(data, &abs, &opts),
                 (other, _) => bail!("init {other:?}: the kinds are jets and board"),
+            }
+            // The exact trellis's limit, chosen for the file's instances and this machine.
+            let (limit, sizes) = own_data::exact_limit(data, &abs, &opts, &kind)?;
+            let text = match kind.as_str() {
+                "jets" => own_data::jets_config(&abs, &opts, &limit, &sizes),
+                _ => own_data::board_config(data, &abs, &opts, &limit),
             };
             // The config printed is one `run` accepts (a bad --name or --seed is said here).
             own_data::validate(&text, "the init options")?;
@@ -355,6 +361,9 @@ fn cluster(
     // Which methods did not apply, and why (trees.parquet records it).
     for (m, why) in done.not_run.iter().filter(|_| up_to_date) {
         eprintln!("note: {m} not run: {why}");
+    }
+    if let Some(ties) = &done.map_ties {
+        eprintln!("note: {ties}");
     }
     eprintln!(
         "config {}; report {}",

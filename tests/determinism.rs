@@ -9,8 +9,9 @@ use trellis_lab::experiment::staging::list_files;
 use trellis_lab::experiment::table::read_parquet;
 
 /// Columns that hold wall times or memory, which no rerun reproduces.
-const TIMING_COLUMNS: [&str; 7] = [
+const TIMING_COLUMNS: [&str; 8] = [
     "seconds",
+    "exact_scoring_seconds",
     "seconds_sd",
     "splits_per_second",
     "peak_rss_bytes",

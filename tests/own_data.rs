@@ -537,4 +537,107 @@ fn svg_texts(svg: &str) -> Vec<&str> {
         .filter_map(|chunk| chunk.rsplit_once('>').map(|(_, t)| t.trim()))
         .filter(|t| !t.is_empty())
         .collect()
+
+/// A config written for a file runs unedited on it: the exact trellis's limit comes from the
+/// file and the machine (13-leaf jets are within it), with the reason in a comment; and where
+/// the trellis ran, the count of trees tied at the MAP is a row, told on the terminal, and the
+/// exact scoring's seconds are a row of their own.
+#[test]
+fn the_exact_limit_comes_from_the_file_and_map_ties_are_reported() {
+    let dir = scratch("own_data", "limits");
+    // Two jets of 13 leaves, generated and exported by a board run.
+    let gen = dir.join("gen.toml");
+    write(
+        &gen,
+        "[experiment]\nkind = \"board\"\nname = \"gen13\"\nseed = 5\noutput_dir = \"out\"\n[board]\nmethods = [\"greedy\"]\n[[board.datasets]]\nname = \"jets13\"\nsource = \"ginkgo\"\ninstances = 2\nmin_leaves = 13\nmax_leaves = 13\n",
+    );
+    ok(bin().args(["run", gen.to_str().unwrap()]).output().unwrap());
+    let jets = dir.join("out/gen13/data_jets13.json");
+    for kind in ["jets", "board"] {
+        let out = ok(bin()
+            .args(["init", kind, jets.to_str().unwrap(), "--name", kind])
+            .output()
+            .unwrap());
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let cfg: toml::Value = toml::from_str(&text).unwrap();
+        let limit = match kind {
+            "jets" => &cfg["methods"]["max_exact_leaves"],
+            _ => &cfg["board"]["max_exact_leaves"],
+        };
+        assert!(limit.as_integer().unwrap() >= 13, "{text}");
+        // The reason, in comment lines.
+        let flat = text.replace("\n# ", " ");
+        assert!(
+            flat.contains("every instance of this file (2 of up to 13 leaves)"),
+            "{text}"
+        );
+        let path = dir.join(format!("{kind}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        ok(bin()
+            .args(["run", path.to_str().unwrap()])
+            .output()
+            .unwrap());
+    }
+    // The jets ran through the exact trellis.
+    let t = trellis_lab::experiment::table::read_parquet(&dir.join("results/jets/jets.parquet"))
+        .unwrap();
+    let algorithm = trellis_lab::experiment::table::str_column(&t, "algorithm").unwrap();
+    assert_eq!(
+        algorithm.iter().filter(|m| *m == "trellis").count(),
+        2,
+        "{algorithm:?}"
+    );
+
+    // Points through `cluster`: the limit is chosen (and written with why), the ties are told.
+    let out = ok(cluster(&dir, &example("points.tsv"), &[]));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let config = std::fs::read_to_string(dir.join("points.toml")).unwrap();
+    assert!(
+        config.contains("max_exact_leaves = 20")
+            && config
+                .replace("\n# ", " ")
+                .contains("(1 of up to 12 leaves)"),
+        "{config}"
+    );
+    let res = dir.join("points");
+    let t = trellis_lab::experiment::table::read_parquet(&res.join("board.parquet")).unwrap();
+    let (m, k, v, s, x) = (
+        trellis_lab::experiment::table::str_column(&t, "method").unwrap(),
+        trellis_lab::experiment::table::str_column(&t, "metric").unwrap(),
+        trellis_lab::experiment::table::f64_column(&t, "value").unwrap(),
+        trellis_lab::experiment::table::f64_column(&t, "seconds").unwrap(),
+        trellis_lab::experiment::table::f64_column(&t, "exact_scoring_seconds").unwrap(),
+    );
+    // (value, the method's seconds, the exact scoring's seconds) of each row.
+    let rows = |method: &str, metric: &str| -> Vec<(f64, f64, Option<f64>)> {
+        (0..m.len())
+            .filter(|&r| m[r] == method && k[r] == metric)
+            .map(|r| (v[r].unwrap(), s[r].unwrap(), x[r]))
+            .collect()
+    };
+    let ties = rows("trellis", "map_tree_count");
+    assert_eq!(ties.len(), 1);
+    let count = ties[0].0;
+    assert!(count >= 1.0 && count.fract() == 0.0, "{count}");
+    let told = if count > 1.0 {
+        format!("the exact MAP is attained by {count:.0} trees")
+    } else {
+        "the exact MAP tree is unique".to_string()
+    };
+    assert!(err.contains(&told), "{err}");
+    assert!(rows("beam", "map_tree_count").is_empty());
+    // Every method whose tree was ranked has its scoring seconds, apart from its own seconds.
+    for method in ["trellis", "beam", "greedy", "average_linkage"] {
+        let energy = rows(method, "hcc_energy");
+        assert_eq!(energy.len(), 1, "{method}");
+        assert!(energy[0].2.is_some_and(|x| x >= 0.0), "{method}");
+        assert_eq!(rows(method, "posterior_rank")[0].1, energy[0].1, "{method}");
+    }
+    let board = std::fs::read_to_string(res.join("leaderboard.md")).unwrap();
+    assert!(
+        board.contains("## trees attaining the exact MAP")
+            && board.contains("## exact scoring time"),
+        "{board}"
+    );
+    check_properties(&res);
 }

@@ -267,6 +267,17 @@ impl Trellis {
         self.trellis.entropy()
     }
 
+    /// How many trees attain the MAP log-likelihood (an exact Python int; ties to a relative
+    /// tolerance of 1e-9). `map_tree` is one of them: at every cluster the first tied split in
+    /// the trellis's split order, so the order of the leaves decides which.
+    #[getter]
+    fn n_map_trees(&self, py: Python<'_>) -> PyResult<u128> {
+        py.detach(|| {
+            with_model!(&self.energy, m => self.trellis.n_map_trees(m, trellis_lab::exact::TIE_TOLERANCE))
+        })
+        .map_err(value_error)
+    }
+
     /// `n` exact posterior samples drawn with `seed`.
     #[pyo3(signature = (n, seed = 0))]
     fn sample(&self, py: Python<'_>, n: usize, seed: u64) -> PyResult<Vec<Tree>> {

@@ -63,6 +63,19 @@ def test_figure_6_jet():
     assert isinstance(t.n_trees, int)
 
 
+def test_map_ties_are_counted():
+    # Equal similarities: every tree has the same energy, so all (2N-3)!! trees tie at the MAP.
+    s = np.ones((5, 5))
+    np.fill_diagonal(s, 0)
+    for energy in ["dasgupta", "correlation"]:
+        t = tl.exact_trellis(similarity=s, energy=energy)
+        assert t.n_map_trees == t.n_trees == 105
+        assert isinstance(t.n_map_trees, int)
+    # A jet's MAP tree is unique, and one of the trees counted.
+    t = tl.exact_trellis(tl.load_jets(JETS / "truth_5.json")[2])
+    assert t.n_map_trees == 1
+
+
 def test_the_same_bits_as_the_command_line():
     # `trellis-lab score` prints every number with its shortest round-trip text.
     path = JETS / "truth_9.json"

@@ -300,7 +300,9 @@ impl FullTrellis {
         Ok(self.cell_of(s)?.map)
     }
 
-    /// A tree with the MAP value (the first found in split order among ties).
+    /// A tree with the MAP value: at every cluster the split of largest computed value, the
+    /// first in split order among equal ones ([`super::map_ties`] says which, and counts the
+    /// tied trees with [`FullTrellis::n_map_trees`]).
     pub fn map_tree(&self) -> Tree {
         self.map_tree_trusted(Subset::full(self.n))
     }
@@ -354,46 +356,6 @@ impl FullTrellis {
         } else {
             (r.log_z - r.mean_log_phi).max(0.0)
         }
-    }
-
-    /// Number of trees that tie for the MAP value, by a second `O(3^N)` pass over the splits
-    /// with `model` (which must be the model the trellis was built from): a split of `S` counts
-    /// when its best completion reaches `MAP(S)` to within `tol`. `tol` only absorbs rounding:
-    /// the count is exact for true ties (energies equal up to rounding); since the tolerance
-    /// applies at every node, a tree up to `(N-1) tol` below the MAP can be counted, so with a
-    /// large `tol` it is an upper bound on the trees within `tol`. Energies with many ties (e.g. Dasgupta's cost on unit
-    /// weights) have many MAP trees; [`FullTrellis::map_tree`] returns one of them. 0 if no tree
-    /// has a finite log-likelihood. Errors when `model` has a different number of leaves.
-    pub fn n_map_trees<M: SplitModel>(&self, model: &M, tol: f64) -> Result<u128, ExactError> {
-        let stats = self.model_stats(model)?;
-        let mut count = vec![0u128; 1usize << self.n];
-        for i in 0..self.n {
-            count[1 << i] = 1;
-        }
-        for k in 2..=self.n {
-            for s in Subset::of_size(self.n, k) {
-                let best = self.cells[s.index()].map;
-                if best == f64::NEG_INFINITY {
-                    continue;
-                }
-                let sp = &stats[s.index()];
-                let mut c = 0u128;
-                for (a, b) in s.splits() {
-                    let (ma, mb) = (self.cells[a.index()].map, self.cells[b.index()].map);
-                    if ma == f64::NEG_INFINITY || mb == f64::NEG_INFINITY {
-                        continue;
-                    }
-                    let v = model.log_psi_with(a, &stats[a.index()], b, &stats[b.index()], sp)
-                        + ma
-                        + mb;
-                    if v >= best - tol {
-                        c = c.saturating_add(count[a.index()].saturating_mul(count[b.index()]));
-                    }
-                }
-                count[s.index()] = c;
-            }
-        }
-        Ok(count[(1usize << self.n) - 1])
     }
 
     /// The statistics table of `model`, checked to be over the trellis's leaves.
@@ -566,30 +528,6 @@ mod tests {
         fn log_psi_with(&self, a: Subset, _: &(), b: Subset, _: &(), _: &()) -> f64 {
             -((a.len() as f64) - (b.len() as f64)).abs()
         }
-    }
-
-    #[test]
-    fn counts_map_trees_with_ties() {
-        for (n, model) in (2..=7).map(|n| (n, BySize { n })) {
-            let t = FullTrellis::build(&model).unwrap();
-            let all = Tree::enumerate_all(Subset::full(n)).unwrap();
-            let best = t.map_log_likelihood();
-            let want = all
-                .iter()
-                .filter(|x| x.log_likelihood(&model) >= best - 1e-9)
-                .count() as u128;
-            assert_eq!(t.n_map_trees(&model, 1e-9).unwrap(), want, "n = {n}");
-        }
-        // No ties: exactly one tree for the Toy model (distinct potentials) at n = 5.
-        let m = Toy { n: 5 };
-        let t = FullTrellis::build(&m).unwrap();
-        let all = Tree::enumerate_all(Subset::full(5)).unwrap();
-        let best = t.map_log_likelihood();
-        let want = all
-            .iter()
-            .filter(|x| x.log_likelihood(&m) >= best - 1e-9)
-            .count() as u128;
-        assert_eq!(t.n_map_trees(&m, 1e-9).unwrap(), want);
     }
 
     /// Every cell and MAP split of `t`, as bits.

@@ -72,6 +72,9 @@ impl<M: SplitModel> Lister<'_, M> {
     }
 }
 
+/// How many trees are counted between two calls of a count's progress function.
+pub const PROGRESS_EVERY: u64 = 4096;
+
 /// The number of trees over all the model's leaves whose log-likelihood is above `threshold`,
 /// counted up to `cap`. `trellis` is the model's full trellis.
 pub fn count_above<M: SplitModel>(
@@ -79,6 +82,18 @@ pub fn count_above<M: SplitModel>(
     trellis: &FullTrellis,
     threshold: f64,
     cap: u64,
+) -> Result<Count, ExactError> {
+    count_above_with(model, trellis, threshold, cap, &mut |_| {})
+}
+
+/// [`count_above`], calling `progress(count)` every [`PROGRESS_EVERY`] trees counted (for a
+/// progress bar; the count is the same).
+pub fn count_above_with<M: SplitModel>(
+    model: &M,
+    trellis: &FullTrellis,
+    threshold: f64,
+    cap: u64,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<Count, ExactError> {
     let n = model.n_leaves();
     if trellis.n_leaves() != n {
@@ -102,6 +117,9 @@ pub fn count_above<M: SplitModel>(
     if cap > 0 {
         lister.each_above(Subset::full(n), threshold, &mut |_| {
             count += 1;
+            if count.is_multiple_of(PROGRESS_EVERY) {
+                progress(count);
+            }
             if count >= cap {
                 capped = true;
             }
@@ -123,6 +141,18 @@ pub fn rank<M: SplitModel>(
     tol: f64,
     cap: u64,
 ) -> Result<Count, ExactError> {
+    rank_with(model, trellis, tree, tol, cap, &mut |_| {})
+}
+
+/// [`rank`], calling `progress(trees counted above)` as [`count_above_with`] does.
+pub fn rank_with<M: SplitModel>(
+    model: &M,
+    trellis: &FullTrellis,
+    tree: &Tree,
+    tol: f64,
+    cap: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Count, ExactError> {
     let l = tree.log_likelihood(model);
     if l.is_nan() || tree.leaves() != Subset::full(model.n_leaves()) {
         return Err(ExactError::BadCluster {
@@ -136,7 +166,7 @@ pub fn rank<M: SplitModel>(
     } else {
         l + tol * l.abs().max(1.0)
     };
-    let above = count_above(model, trellis, threshold, cap)?;
+    let above = count_above_with(model, trellis, threshold, cap, progress)?;
     Ok(Count {
         count: above.count + 1,
         capped: above.capped,
@@ -187,6 +217,17 @@ mod tests {
             // Every finite tree is above -inf.
             let finite = count_above(&model, &trellis, f64::NEG_INFINITY, u64::MAX).unwrap();
             assert_eq!(finite.count as u128, trellis.n_trees_finite());
+            // Progress is told every PROGRESS_EVERY trees, and the count is the same.
+            let mut told = Vec::new();
+            let with = count_above_with(&model, &trellis, f64::NEG_INFINITY, u64::MAX, &mut |c| {
+                told.push(c)
+            })
+            .unwrap();
+            assert_eq!(with, finite);
+            let every: Vec<u64> = (1..=with.count / PROGRESS_EVERY)
+                .map(|k| k * PROGRESS_EVERY)
+                .collect();
+            assert_eq!(told, every);
             // The cap stops the count.
             let c = count_above(&model, &trellis, f64::NEG_INFINITY, 5).unwrap();
             assert_eq!(

@@ -35,6 +35,8 @@ pub struct Clustered {
     pub kept: Option<PathBuf>,
     /// `(method, why)` of every method that did not run, once each.
     pub not_run: Vec<(String, String)>,
+    /// How many trees attain the exact MAP, where the trellis ran, in a line.
+    pub map_ties: Option<String>,
     /// The report written.
     pub report: crate::report::ReportSummary,
 }
@@ -52,7 +54,9 @@ pub fn cluster(
     force: bool,
 ) -> Result<Clustered> {
     let abs = own_data::absolute(file)?;
-    let text = own_data::board_config(DataKind::of(&abs, similarity), &abs, opts);
+    let data = DataKind::of(&abs, similarity);
+    let (limit, _) = own_data::exact_limit(data, &abs, opts, "board")?;
+    let text = own_data::board_config(data, &abs, opts, &limit);
     // The options are checked in memory: a bad option leaves nothing behind.
     let cfg = config::parse_in(&Registry::builtin(), &text, out).map_err(|e| {
         anyhow::anyhow!(
@@ -89,12 +93,14 @@ pub fn cluster(
         ownership::FIX_CLUSTER,
     )?;
     let not_run = not_run(&out.join(&opts.name).join("trees.parquet"));
+    let map_ties = map_ties(&out.join(&opts.name).join("board.parquet"));
     let report = crate::report::write_report(out)?;
     Ok(Clustered {
         outcome,
         config: path,
         kept,
         not_run,
+        map_ties,
         report,
     })
 }
@@ -192,4 +198,46 @@ fn not_run(trees: &Path) -> Vec<(String, String)> {
         }
     }
     v
+}
+
+/// A line on the trees that attain the exact MAP, from the trellis's `map_tree_count` rows of
+/// `board.parquet` (`None` where the trellis did not run).
+fn map_ties(board: &Path) -> Option<String> {
+    let t = super::table::read_parquet(board).ok()?;
+    let method = super::table::str_column(&t, "method").ok()?;
+    let metric = super::table::str_column(&t, "metric").ok()?;
+    let value = super::table::f64_column(&t, "value").ok()?;
+    let counts: Vec<f64> = (0..method.len())
+        .filter(|&r| method[r] == "trellis" && metric[r] == "map_tree_count")
+        .filter_map(|r| value[r])
+        .collect();
+    let most = counts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let count = |v: f64| {
+        if v < 1e15 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.3e}")
+        }
+    };
+    let rule = "the trellis returns one of them, the first in its split order at every cluster (so the order of the points decides which), and its scores (purity, ...) are that one tree's; see leaderboard.md";
+    match counts.len() {
+        0 => None,
+        1 if most <= 1.0 => {
+            Some("the exact MAP tree is unique (no other tree ties with it)".into())
+        }
+        1 => Some(format!(
+            "the exact MAP is attained by {} trees: {rule}",
+            count(most)
+        )),
+        k => {
+            let tied = counts.iter().filter(|&&c| c > 1.0).count();
+            Some(match tied {
+                0 => format!("the exact MAP tree is unique on each of the {k} instances"),
+                _ => format!(
+                    "the exact MAP is attained by more than one tree on {tied} of {k} instances (up to {}): {rule}",
+                    count(most)
+                ),
+            })
+        }
+    }
 }

@@ -22,6 +22,7 @@ pub mod check;
 pub mod cluster;
 pub mod config;
 pub mod dropped;
+pub mod exact_limit;
 pub mod jobs;
 pub mod kind;
 pub mod limits;

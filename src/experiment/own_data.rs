@@ -9,7 +9,12 @@
 //! jets, `kind = "jets"` (Table 1 and Figure 5 on the file). Every path in a config is relative
 //! to the config file's folder; the configs written here name the data by its absolute path, so
 //! they run wherever they are saved.
+//!
+//! The exact trellis's limit (`max_exact_leaves`) is chosen for the file and the machine
+//! ([`exact_limit`], [`super::exact_limit`]) unless given, and written with the reason, so that
+//! a config written for a file runs unedited on it.
 
+use super::exact_limit::{ExactLimit, ExactModel, Work};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -53,8 +58,8 @@ pub struct Options {
     pub methods: Option<Vec<String>>,
     /// The points file's label column.
     pub label_column: Option<String>,
-    /// The largest N the exact trellis takes.
-    pub max_exact_leaves: usize,
+    /// The largest N the exact trellis takes (`None`: chosen for the file and the machine).
+    pub max_exact_leaves: Option<usize>,
 }
 
 /// A results-folder name from a file name: letters, digits, `_` and `-` (others become `_`).
@@ -132,8 +137,90 @@ pub fn check_board_data(text: &str, what: &str) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{what}: {e:#}"))
 }
 
-/// The text of a board config that runs every method (or `opts.methods`) on `file`.
-pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
+/// The sizes (leaves or points) of the instances a board config reads from `file`.
+fn instance_sizes(kind: DataKind, file: &Path, opts: &Options) -> Result<Vec<usize>> {
+    let source = match kind {
+        DataKind::Similarity => "similarity_matrix",
+        _ => "file",
+    };
+    let mut spec = format!(
+        "name = {}\nsource = \"{source}\"\npath = {}\n",
+        quoted(&opts.name),
+        quoted(&file.display().to_string())
+    );
+    if let (DataKind::Points, Some(l)) = (kind, &opts.label_column) {
+        spec.push_str(&format!("label_column = {}\n", quoted(l)));
+    }
+    let spec: super::board::data::DatasetSpec =
+        toml::from_str(&spec).context("the data file's dataset entry")?;
+    let insts = super::board::data::instances(&[spec], opts.seed)?;
+    Ok(insts.iter().map(|i| i.n()).collect())
+}
+
+/// The exact trellis's limit for `file` and why: `opts.max_exact_leaves` when given, else
+/// chosen from the sizes of the file's instances and this machine for `kind` of config ("board"
+/// or "jets", [`super::exact_limit::choose`]).
+pub fn exact_limit(
+    data: DataKind,
+    file: &Path,
+    opts: &Options,
+    config: &str,
+) -> Result<(ExactLimit, Vec<usize>)> {
+    // A file that cannot be read is said by the run, in its place among the checks (after the
+    // options and the results folder): here the machine alone decides.
+    let sizes = instance_sizes(data, file, opts).unwrap_or_default();
+    if let Some(l) = opts.max_exact_leaves {
+        return Ok((
+            ExactLimit {
+                limit: l,
+                why: format!("{l}, as given."),
+            },
+            sizes,
+        ));
+    }
+    let model = match data {
+        DataKind::Jets => ExactModel::Ginkgo,
+        _ => ExactModel::Pairwise,
+    };
+    let work = if config == "jets" {
+        Work::Jets
+    } else {
+        Work::Board {
+            trees: opts
+                .methods
+                .as_ref()
+                .map_or(super::board::methods::BoardMethod::ALL.len(), Vec::len),
+            rank_cap: 1_000_000,
+        }
+    };
+    let usable = crate::memory::usable_bytes();
+    Ok((
+        super::exact_limit::choose(&sizes, model, work, usable),
+        sizes,
+    ))
+}
+
+/// `text` as `# ` comment lines of at most about 96 columns.
+fn comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for w in text.split_whitespace() {
+        if line.len() + 1 + w.len() > 96 && line.len() > 1 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(w);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// The text of a board config that runs every method (or `opts.methods`) on `file`, with the
+/// exact trellis up to `limit` leaves.
+pub fn board_config(kind: DataKind, file: &Path, opts: &Options, limit: &ExactLimit) -> String {
     let (source, what) = match kind {
         DataKind::Jets => ("file", "a jets JSON (data/ginkgo_jets schema): judged by the Ginkgo log-likelihood"),
         DataKind::Points => ("file", "points, rows of features with a header: judged by the HCC energy over centred correlations, and by purity against the labels if any"),
@@ -145,12 +232,15 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
          #   scores), trees.parquet (trees as Newick), tree_<dataset>_<method>.png, heatmaps\n\
          # Every path here is relative to this file's folder (or absolute).\n\n\
          [experiment]\nkind = \"board\"\nname = {}\nseed = {}\noutput_dir = {}\n\n\
-         [board]\n# The exact trellis (and exact posterior ranks) up to this many points (at most 20).\n\
-         max_exact_leaves = {}\n",
+         [board]\n{}max_exact_leaves = {}\n",
         quoted(&opts.name),
         seed_text(opts.seed),
         quoted(&opts.output_dir),
-        opts.max_exact_leaves
+        comment(&format!(
+            "The exact trellis (and exact posterior ranks) up to this many points (at most 20): {}",
+            limit.why
+        )),
+        limit.limit
     );
     match &opts.methods {
         Some(m) => t.push_str(&format!(
@@ -181,8 +271,23 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options) -> String {
 }
 
 /// The text of a jets config (Table 1 and Figure 5: exact trellis, beam search, greedy) on the
-/// jets JSON `file`.
-pub fn jets_config(file: &Path, opts: &Options) -> String {
+/// jets JSON `file` whose jets have `sizes` leaves, with the exact trellis up to `limit` leaves:
+/// jets above it are dropped (`jets.max_leaves`, listed when run) so that the config runs
+/// unedited, or the trellis is off when no jet is within it.
+pub fn jets_config(file: &Path, opts: &Options, limit: &ExactLimit, sizes: &[usize]) -> String {
+    let l = limit.limit;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let within = sizes.is_empty() || sizes.iter().any(|&n| n <= l);
+    let leaves = if largest <= l || !within {
+        "# max_leaves = 12\n".to_string()
+    } else {
+        format!("# Jets above the exact trellis's limit below are dropped (listed when run).\nmax_leaves = {l}\n")
+    };
+    let trellis = if within {
+        "trellis = true\n"
+    } else {
+        "# No jet of this file is within the exact trellis's limit below: the trellis is off.\ntrellis = false\n"
+    };
     format!(
         "# The exact trellis, beam search and greedy on jets of your own (Table 1 and Figure 5).\n\
          #   trellis-lab run THIS.toml   ->  <output_dir>/<name>/: jets.parquet, table1.png, fig5_logz_vs_map.png\n\
@@ -190,15 +295,13 @@ pub fn jets_config(file: &Path, opts: &Options) -> String {
          [experiment]\nkind = \"jets\"\nname = {}\nseed = {}\noutput_dir = {}\n\n\
          [jets]\nsource = \"file\"\npath = {}\n\
          # min_leaves = 5   # keep only jets with this many leaves or more (dropped jets are listed)\n\
-         # max_leaves = 12\n\n\
-         [methods]\ntrellis = true\nbeam = true\ngreedy = true\n\
-         # The exact trellis up to this many leaves (N = 20 takes about 14 s and 160 MiB on 2 cores).\n\
-         max_exact_leaves = {}\n",
+         {leaves}\n\
+         [methods]\n{trellis}beam = true\ngreedy = true\n{}max_exact_leaves = {l}\n",
         quoted(&opts.name),
         seed_text(opts.seed),
         quoted(&opts.output_dir),
         quoted(&file.display().to_string()),
-        opts.max_exact_leaves
+        comment(&format!("The exact trellis up to this many leaves: {}", limit.why)),
     )
 }
 
@@ -214,7 +317,14 @@ mod tests {
             output_dir: "results".into(),
             methods: None,
             label_column: Some("kind".into()),
-            max_exact_leaves: 12,
+            max_exact_leaves: Some(12),
+        }
+    }
+
+    fn limit() -> ExactLimit {
+        ExactLimit {
+            limit: 12,
+            why: "12, as given.".into(),
         }
     }
 
@@ -223,16 +333,36 @@ mod tests {
         let reg = Registry::builtin();
         let base = Path::new("/tmp");
         for kind in [DataKind::Jets, DataKind::Points, DataKind::Similarity] {
-            let text = board_config(kind, Path::new("/data/it's \"odd\".csv"), &opts());
+            let text = board_config(kind, Path::new("/data/it's \"odd\".csv"), &opts(), &limit());
             config::parse_in(&reg, &text, base).unwrap_or_else(|e| panic!("{kind:?}: {e}\n{text}"));
         }
         let mut o = opts();
         o.methods = Some(vec!["trellis".into(), "greedy".into()]);
-        let text = board_config(DataKind::Points, Path::new("/d/p.csv"), &o);
+        let text = board_config(DataKind::Points, Path::new("/d/p.csv"), &o, &limit());
         let cfg = config::parse_in(&reg, &text, base).unwrap();
         assert_eq!(cfg.experiment.output_dir, PathBuf::from("/tmp/results"));
-        let text = jets_config(Path::new("/d/j.json"), &opts());
-        config::parse_in(&reg, &text, base).unwrap();
+        // Jets within the limit; one above it (dropped by max_leaves); none within (no trellis).
+        for (sizes, max_leaves, trellis) in [
+            (vec![5, 9], None, true),
+            (vec![5, 13], Some(12), true),
+            (vec![30], None, false),
+        ] {
+            let text = jets_config(Path::new("/d/j.json"), &opts(), &limit(), &sizes);
+            config::parse_in(&reg, &text, base).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let toml: toml::Value = toml::from_str(&text).unwrap();
+            let (jets, methods) = (&toml["jets"], &toml["methods"]);
+            assert_eq!(methods["max_exact_leaves"].as_integer(), Some(12));
+            assert_eq!(
+                jets.get("max_leaves").and_then(|v| v.as_integer()),
+                max_leaves
+            );
+            assert_eq!(methods["trellis"].as_bool(), Some(trellis), "{text}");
+        }
+        let c = comment(&"word ".repeat(60));
+        assert!(
+            c.lines().all(|l| l.starts_with("# ") && l.len() <= 96),
+            "{c}"
+        );
         assert_eq!(name_of(Path::new("/x/my data (v2).csv")), "my_data__v2_");
         assert_eq!(DataKind::of(Path::new("a.JSON"), false), DataKind::Jets);
         assert_eq!(DataKind::of(Path::new("a.csv"), true), DataKind::Similarity);

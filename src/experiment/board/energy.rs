@@ -8,17 +8,25 @@
 //!
 //! The posterior of a tree is the Gibbs distribution of its energy, `p(T) = psi(T) / Z` with
 //! `log psi(T)` the Ginkgo log-likelihood or `-E(T)`.
+//!
+//! The exact facts of a tree (its log posterior and rank, and for the trellis's own tree how
+//! many trees tie with it at the MAP) come from the instance's full trellis, built once per
+//! instance: the trellis method's own trellis is kept for the scoring of every method's tree on
+//! the same instance ([`exact_scoring`]; the jobs of an instance run one after another), or the
+//! first job that scores a tree builds it. The trellis is deterministic, so the numbers do not
+//! depend on which job built it.
 
 use super::data::{weight_matrix, Instance, InstanceData};
 use super::methods::BoardMethod;
 use super::BoardSection;
-use crate::exact::{rank, FullTrellis};
+use crate::exact::{rank, FullTrellis, TIE_TOLERANCE};
 use crate::experiment::methods::{Method, MethodsSection, Problem};
 use crate::model::ginkgo::GinkgoModel;
 use crate::model::{CorrelationModel, DasguptaModel};
 use crate::search::Dedup;
 use crate::tree::Tree;
 use anyhow::{bail, Context, Result};
+use std::sync::{Arc, Mutex};
 
 /// An instance's split energy.
 pub enum Energy {
@@ -120,9 +128,25 @@ impl Energy {
         tree: &Tree,
         cap: u64,
     ) -> Result<(f64, u64, bool)> {
+        self.exact_facts_with(trellis, tree, cap, &mut |_| {})
+    }
+
+    /// [`Energy::exact_facts`], telling `progress` the trees counted above `tree` so far.
+    pub fn exact_facts_with(
+        &self,
+        trellis: &FullTrellis,
+        tree: &Tree,
+        cap: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(f64, u64, bool)> {
         let log_p = self.log_potential(tree) - trellis.log_partition();
-        let r = with_model!(self, m => rank::rank(m, trellis, tree, 1e-9, cap))?;
+        let r = with_model!(self, m => rank::rank_with(m, trellis, tree, 1e-9, cap, progress))?;
         Ok((log_p, r.count, r.capped))
+    }
+
+    /// How many trees attain the trellis's MAP value ([`crate::exact::map_ties`]).
+    pub fn map_tree_count(&self, trellis: &FullTrellis) -> Result<u128> {
+        Ok(with_model!(self, m => trellis.n_map_trees(m, TIE_TOLERANCE))?)
     }
 
     /// The full trellis of the energy.
@@ -131,9 +155,17 @@ impl Energy {
     }
 }
 
-/// The best tree `method` finds on `inst`'s energy.
+/// The best tree `method` finds on `inst`'s energy. The trellis's is its MAP tree, and its
+/// trellis is kept for the exact scoring of the instance's trees ([`exact_scoring`]).
 pub fn best_tree(method: BoardMethod, inst: &Instance, s: &BoardSection) -> Result<Tree> {
     match Energy::of(inst)? {
+        Some(e) if method == BoardMethod::Trellis => {
+            forget_other_trellis(inst);
+            let t = e.trellis(s.max_exact_leaves)?;
+            let tree = t.map_tree();
+            *kept() = Some((inst.clone(), Arc::new(t)));
+            Ok(tree)
+        }
         Some(e) => e.best_tree(method, s),
         None => bail!(
             "{} needs at most 64 points ({}/{} has {})",
@@ -143,4 +175,96 @@ pub fn best_tree(method: BoardMethod, inst: &Instance, s: &BoardSection) -> Resu
             inst.n()
         ),
     }
+}
+
+/// The full trellis of the last instance one was built for in this process, and that instance.
+type Kept = Option<(Instance, Arc<FullTrellis>)>;
+
+fn kept() -> std::sync::MutexGuard<'static, Kept> {
+    static KEPT: Mutex<Kept> = Mutex::new(None);
+    // A panic while the lock was held leaves at worst a trellis that is complete or none.
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Drops the kept trellis unless it is `inst`'s (before another is built: one at a time).
+fn forget_other_trellis(inst: &Instance) {
+    let mut k = kept();
+    if k.as_ref().is_some_and(|(i, _)| i != inst) {
+        *k = None;
+    }
+}
+
+/// Drops the kept trellis (at the end of a run, to give its memory back).
+pub fn forget_trellis() {
+    *kept() = None;
+}
+
+/// `inst`'s full trellis: the kept one if it is `inst`'s, else built (and kept).
+fn trellis_of(inst: &Instance, e: &Energy, max_leaves: usize) -> Result<Arc<FullTrellis>> {
+    if let Some((i, t)) = kept().as_ref() {
+        if i == inst {
+            return Ok(Arc::clone(t));
+        }
+    }
+    forget_other_trellis(inst);
+    let t = Arc::new(e.trellis(max_leaves)?);
+    *kept() = Some((inst.clone(), Arc::clone(&t)));
+    Ok(t)
+}
+
+/// What the exact trellis says about one method's tree.
+pub struct ExactScores {
+    /// `log p(T)` under the energy's Gibbs posterior.
+    pub log_posterior: f64,
+    /// 1 + the trees scoring higher (at least, when `capped`).
+    pub rank: u64,
+    /// Whether counting stopped at the cap.
+    pub capped: bool,
+    /// For the trellis's own tree: how many trees attain the MAP value.
+    pub map_tree_count: Option<u128>,
+}
+
+impl ExactScores {
+    /// The rows of `board.parquet`: `log_posterior`, `posterior_rank`, `posterior_rank_capped`
+    /// and, for the trellis, `map_tree_count`.
+    pub fn metrics(&self) -> Vec<(String, Option<f64>)> {
+        let mut m = vec![
+            ("log_posterior".to_string(), Some(self.log_posterior)),
+            ("posterior_rank".to_string(), Some(self.rank as f64)),
+            (
+                "posterior_rank_capped".to_string(),
+                Some(if self.capped { 1.0 } else { 0.0 }),
+            ),
+        ];
+        if let Some(c) = self.map_tree_count {
+            m.push(("map_tree_count".to_string(), Some(c as f64)));
+        }
+        m
+    }
+}
+
+/// The exact facts of `tree` on `inst` (energy `e`): from the instance's full trellis, kept
+/// from the trellis method's job or the first scoring on the instance; with `ties`, also how
+/// many trees attain the MAP. `progress(k)` is told the trees counted above `tree` so far.
+pub fn exact_scoring(
+    inst: &Instance,
+    e: &Energy,
+    tree: &Tree,
+    s: &BoardSection,
+    ties: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ExactScores> {
+    let trellis = trellis_of(inst, e, s.max_exact_leaves)?;
+    let (log_posterior, rank, capped) = e.exact_facts_with(&trellis, tree, s.rank_cap, progress)?;
+    let map_tree_count = if ties {
+        Some(e.map_tree_count(&trellis)?)
+    } else {
+        None
+    };
+    Ok(ExactScores {
+        log_posterior,
+        rank,
+        capped,
+        map_tree_count,
+    })
 }

@@ -70,6 +70,8 @@ pub(super) fn words(metric: &str) -> &str {
         "subtree_score" => "subtree score",
         "ari_auc" => "ARI AUC",
         "seconds" => "wall time",
+        "map_tree_count" => "trees attaining the exact MAP",
+        super::exact_work::SECONDS_COLUMN => "exact scoring time",
         other => other,
     }
 }

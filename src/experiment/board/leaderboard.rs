@@ -11,7 +11,11 @@
 //!   method's `-inf` trees, which are left out, and such a method is never bold.
 //! - Posterior ranks: the median (the mean of the two middle ranks for an even count; `≥` when
 //!   counting stopped at the cap).
-//! - Bounded scores: the mean. Times: the mean wall seconds of the method alone.
+//! - Bounded scores: the mean. Times: the mean wall seconds of the method alone, and apart
+//!   from them the mean seconds of the exact scoring of the method's trees.
+//! - Trees attaining the exact MAP (the trellis's row): the median count over the instances,
+//!   with the largest; never bold (more ties are neither better nor worse), and the tie rule
+//!   said under the table.
 
 use super::figures::display;
 use super::run::{dataset_energies, higher_is_better, Row};
@@ -19,6 +23,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The generator's tree: scored beside the methods, but never timed as one.
 const TRUTH: &str = "truth";
+
+/// The count of trees attaining the exact MAP (the trellis's rows).
+const MAP_TREES: &str = "map_tree_count";
+
+/// The exact scoring's seconds, apart from the method's (a column of every row of a job).
+const SCORING: &str = super::exact_work::SECONDS_COLUMN;
+
+/// Under the table of MAP ties: which of the tied trees the trellis returns.
+pub const TIE_RULE: &str = "The trellis returns one of the tied trees: at every cluster the split of largest computed energy, and among equal ones the first in its split order (the part holding the cluster's first point keeps as many of the later points as it can), so which tied tree it returns follows the order of the points, not the energy; its purity or other scores are those of one tree among the count. Ties are counted to a relative tolerance of 1e-9 (energies summed in different orders differ in the last bits).";
+
+/// A count as an integer, or in scientific notation above 1e6.
+fn count_text(v: f64) -> String {
+    if v < 1e6 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
 
 /// Metrics shown as gaps to a per-instance reference.
 const GAPPED: [&str; 4] = [
@@ -145,7 +167,8 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
     let vals: Vec<&Row> = rows
         .iter()
         .filter(|r| r.dataset == dataset && r.method == method)
-        .filter(|r| metric == "seconds" || r.metric == metric)
+        .filter(|r| metric == "seconds" || metric == SCORING || r.metric == metric)
+        .filter(|r| metric != SCORING || r.scoring_seconds.is_finite())
         .collect();
     if vals.is_empty() {
         return None;
@@ -160,6 +183,27 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
                 .collect();
             let v = mean(&s);
             (v, format!("{v:.3e}"))
+        }
+        MAP_TREES => {
+            let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
+            let most = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let med = median(&mut v);
+            let text = if v.len() > 1 && most > med {
+                format!("{} (max {})", count_text(med), count_text(most))
+            } else {
+                count_text(med)
+            };
+            (f64::NAN, text)
+        }
+        SCORING => {
+            let mut seen = BTreeSet::new();
+            let v: Vec<f64> = vals
+                .iter()
+                .filter(|r| seen.insert(&r.instance))
+                .map(|r| r.scoring_seconds)
+                .collect();
+            let m = mean(&v);
+            (m, format!("{m:.3e}"))
         }
         "posterior_rank" => {
             let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
@@ -279,7 +323,8 @@ pub fn leaderboard(
         "\
          - **Energies and log posterior: the gap to a reference on the same instances** (method − reference, averaged over the instances where both are finite). The reference is the exact MAP where the trellis ran and the metric is what it optimises (the dataset's energy, or the log posterior), else the best tree any method found on the instance; the `reference` row gives its mean. `(k forbidden)`: the likelihood forbids k of the method's trees (`-inf`); they are left out of its gap, and such a method is never bold.\n\
          - **Ranks**: the median posterior rank among all trees (exact; the mean of the two middle ranks for an even count; `≥` when counting stopped at the cap).\n\
-         - **Scores**: the mean over the instances where the method ran. **Times**: mean wall seconds of the method alone.\n",
+         - **Scores**: the mean over the instances where the method ran. **Times**: mean wall seconds of the method alone; the exact scoring of its trees (log posterior, rank, MAP ties) is timed apart.\n\
+         - **Trees attaining the exact MAP**: how many trees tie with the trellis's MAP tree on the energy (the median over the instances).\n",
     );
     let present: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
     let energy = dataset_energies(rows);
@@ -289,29 +334,42 @@ pub fn leaderboard(
         "dasgupta_cost",
         "log_posterior",
         "posterior_rank",
+        MAP_TREES,
         "dendrogram_purity",
         "subtree_score",
         "ari_auc",
         "seconds",
+        SCORING,
     ];
     for metric in order {
-        if metric != "seconds" && !present.contains(metric) {
+        let timed = metric == "seconds" || metric == SCORING;
+        if metric == SCORING && !rows.iter().any(|r| r.scoring_seconds.is_finite()) {
+            continue;
+        }
+        if !timed && !present.contains(metric) {
             continue;
         }
         let cols: Vec<&String> = datasets
             .iter()
             .filter(|d| {
                 rows.iter()
-                    .any(|r| &r.dataset == *d && (r.metric == metric || metric == "seconds"))
+                    .any(|r| {
+                        &r.dataset == *d
+                            && (r.metric == metric || timed)
+                            && (metric != SCORING || r.scoring_seconds.is_finite())
+                    })
             })
             .collect();
-        let better_high = higher_is_better(metric) && metric != "seconds";
+        let better_high = higher_is_better(metric) && !timed;
         let gapped = GAPPED.contains(&metric);
+        let which = match metric {
+            MAP_TREES => "median over the instances".to_string(),
+            _ => format!("{} is better", if better_high { "higher" } else { "lower" }),
+        };
         md.push_str(&format!(
-            "\n## {}{} ({} is better)\n\n| method | {} |\n|---|{}\n",
+            "\n## {}{} ({which})\n\n| method | {} |\n|---|{}\n",
             super::figures::words(metric),
             if gapped { ": gap to the reference" } else { "" },
-            if better_high { "higher" } else { "lower" },
             cols.iter()
                 .map(|c| c.as_str())
                 .collect::<Vec<_>>()
@@ -329,7 +387,7 @@ pub fn leaderboard(
                     cells.insert((d.as_str(), m), c);
                 }
             } else {
-                for m in methods.iter().filter(|m| metric != "seconds" || *m != TRUTH) {
+                for m in methods.iter().filter(|m| !timed || *m != TRUTH) {
                     if let Some(c) = plain_cell(rows, d, m, metric) {
                         cells.insert((d.as_str(), m.as_str()), c);
                     }
@@ -370,6 +428,9 @@ pub fn leaderboard(
             md.push_str(&line);
             md.push('\n');
         }
+        if metric == MAP_TREES {
+            md.push_str(&format!("\n{TIE_RULE}\n"));
+        }
     }
     md
 }
@@ -391,6 +452,7 @@ mod tests {
             metric: metric.into(),
             value,
             seconds: 1e-3,
+            scoring_seconds: f64::NAN,
         }
     }
 
@@ -443,6 +505,34 @@ mod tests {
         let hcc = &md[md.find("## HCC").unwrap()..md.find("## Dasgupta").unwrap()];
         assert!(hcc.contains("exact MAP 1.000"), "{md}");
         assert!(hcc.contains("| Average linkage | 1.000 |"), "{md}");
+    }
+
+    #[test]
+    fn map_ties_and_scoring_time_have_their_own_tables() {
+        let mut rows = vec![
+            row("pts", "a", "trellis", "hcc_energy", 1.0),
+            row("pts", "a", "trellis", MAP_TREES, 3.0),
+            row("pts", "b", "trellis", MAP_TREES, 2.9e15),
+            row("pts", "c", "trellis", MAP_TREES, 1.0),
+            row("pts", "a", "beam", "hcc_energy", 1.5),
+        ];
+        for r in rows.iter_mut() {
+            (r.seconds, r.scoring_seconds) = match r.method.as_str() {
+                "trellis" => (7.0, 2.0),
+                _ => (1e-3, 4.0),
+            };
+        }
+        let methods: Vec<String> = ["trellis", "beam"].map(String::from).to_vec();
+        let md = leaderboard(&rows, &["pts".into()], &methods, "c.toml");
+        let ties = &md[md.find("## trees attaining the exact MAP").unwrap()..];
+        assert!(ties.contains("| Trellis (exact) | 3 (max 2.900e15) |"), "{md}");
+        assert!(ties.contains("first in its split order"), "{md}");
+        let scoring = &md[md.find("## exact scoring time").unwrap()..];
+        assert!(scoring.contains("| Trellis (exact) | **2.000e0** |"), "{md}");
+        assert!(scoring.contains("| Beam search | 4.000e0 |"), "{md}");
+        // The method's own time is not the scoring's.
+        let wall = &md[md.find("## wall time").unwrap()..md.find("## exact scoring").unwrap()];
+        assert!(wall.contains("7.000e0"), "{md}");
     }
 
     #[test]

@@ -13,14 +13,16 @@
 //! `run --shard I/N` + `merge` divide them between processes or Slurm array tasks.
 //!
 //! Outputs:
-//! - `board.parquet`: one row per (dataset, instance, method, metric): value, seconds, peak
-//!   heap bytes. Metrics: the instance's energy (`ginkgo_log_likelihood`, `hcc_energy` or
+//! - `board.parquet`: one row per (dataset, instance, method, metric): value, seconds (the
+//!   method's), peak heap bytes, `exact_scoring_seconds` (the job's exact scoring, apart; null
+//!   where the trellis does not run). Metrics: the instance's energy (`ginkgo_log_likelihood`, `hcc_energy` or
 //!   `dasgupta_cost`), `dasgupta_cost` of points, `dendrogram_purity`, `subtree_score`,
 //!   `ari_auc` (labelled data), `own_objective` (the coalescent's log joint, the diffusion
 //!   trees' log p(X, T, s)), and where the exact trellis runs, `log_posterior` (the tree's
 //!   probability under the energy's Gibbs posterior) and `posterior_rank` (1 + the number of
 //!   trees scoring higher, exact up to `rank_cap`; `posterior_rank_capped` = 1 when the cap was
-//!   hit).
+//!   hit), and on the trellis's row `map_tree_count` (how many trees attain the exact
+//!   MAP; [`crate::exact::map_ties`] says which of them the trellis returns).
 //! - `trees.parquet`: every (instance, method): its tree (Newick by leaf index, and
 //!   `newick_names` by the points' names), or why it did not run (`status`), a `note` on how it
 //!   ran (on the distinct points; a multifurcating tree the energies do not score), and the job
@@ -42,6 +44,7 @@ mod data_tests;
 mod dendrograms;
 mod export;
 pub mod energy;
+mod exact_work;
 mod figures;
 mod leaderboard;
 pub mod methods;

@@ -23,6 +23,9 @@ pub struct Scored {
     pub seconds: f64,
     /// Peak heap bytes the method added (`None` when the program does not count the heap).
     pub peak_bytes: Option<u64>,
+    /// Wall seconds of the exact scoring of the tree (`None` where the trellis does not run).
+    #[serde(default)]
+    pub scoring_seconds: Option<f64>,
     /// The tree, Newick with leaf indices.
     pub newick: String,
     /// The tree, Newick with the points' names ([`Instance::names`], quoted where needed).
@@ -47,8 +50,15 @@ fn job_seed(seed: u64, inst: &Instance, m: BoardMethod) -> u64 {
     )
 }
 
-/// Runs `m` on `inst` and scores its tree.
-pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Result<Scored> {
+/// Runs `m` on `inst` and scores its tree; `progress` is told the trees counted above it while
+/// its posterior rank is counted.
+pub fn score(
+    inst: &Instance,
+    m: BoardMethod,
+    s: &BoardSection,
+    seed: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Scored> {
     let what = || {
         let jet = match &inst.data {
             super::data::InstanceData::Jet(j) => format!(" (jet {:?})", clip(&j.name, 80)),
@@ -87,18 +97,17 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
             "a node has {widest} children: the energy, log posterior and rank score binary trees only"
         ));
     }
+    let mut scoring_seconds = None;
     if let (Some(e), Some(t)) = (&energy, &binary) {
         metrics.push((e.metric().into(), Some(e.value(t))));
         if inst.n() <= s.max_exact_leaves {
-            let trellis = e.trellis(s.max_exact_leaves).with_context(what)?;
-            let (log_p, rank, capped) =
-                e.exact_facts(&trellis, t, s.rank_cap).with_context(what)?;
-            metrics.push(("log_posterior".into(), Some(log_p)));
-            metrics.push(("posterior_rank".into(), Some(rank as f64)));
-            metrics.push((
-                "posterior_rank_capped".into(),
-                Some(if capped { 1.0 } else { 0.0 }),
-            ));
+            // The exact scoring's own time, apart from the method's `seconds`.
+            let t0 = Instant::now();
+            let ties = m == BoardMethod::Trellis;
+            let facts = super::energy::exact_scoring(inst, e, t, s, ties, progress)
+                .with_context(what)?;
+            metrics.extend(facts.metrics());
+            scoring_seconds = Some(t0.elapsed().as_secs_f64());
         }
     }
     // Dasgupta's cost over the similarities, on any tree (multifurcations and N > 64 too),
@@ -137,6 +146,7 @@ pub fn score(inst: &Instance, m: BoardMethod, s: &BoardSection, seed: u64) -> Re
     Ok(Scored {
         seconds,
         peak_bytes,
+        scoring_seconds,
         newick: tree.to_newick(),
         newick_named: tree.to_newick_with(|i| {
             crate::coalescent::newick::quote_label(
@@ -244,15 +254,24 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         format!("{}/{}/{}", insts[i].dataset, insts[i].instance, m.name())
     };
     let keys: Vec<String> = jobs.iter().map(|&(i, m)| key(i, m)).collect();
-    let pb = crate::experiment::progress_bar(keys.len() as u64, "jobs");
+    super::exact_work::announce(&insts, &jobs, s);
+    let bars = indicatif::MultiProgress::new();
+    let pb = bars.add(crate::experiment::progress_bar(keys.len() as u64, "jobs"));
     let done = ctx.jobs.run("fit", &keys, Mode::OneAtATime, |k| {
         let (i, m) = jobs[k];
-        let out = score(&insts[i], m, s, job_seed(seed, &insts[i], m));
+        let mut rank = super::exact_work::RankBar::new(&bars, s.rank_cap);
+        let out = score(&insts[i], m, s, job_seed(seed, &insts[i], m), &mut |c| {
+            rank.tell(c)
+        });
+        rank.finish();
         pb.inc(1);
         out
-    })?;
+    });
     pb.finish_and_clear();
+    super::energy::forget_trellis();
+    let done = done?;
 
+    let mut scoring = vec![];
     let (mut ds, mut inst, mut n, mut meth, mut metric, mut value, mut secs, mut peak) = (
         vec![],
         vec![],
@@ -279,6 +298,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
             metric.push(name.clone());
             value.push(*v);
             secs.push(Some(r.seconds));
+            scoring.push(r.scoring_seconds);
             peak.push(r.peak_bytes.map(|b| b as f64));
         }
         t_ds.push(insts[i].dataset.clone());
@@ -311,6 +331,7 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
         .f64("value", &value)
         .f64("seconds", &secs)
         .f64("peak_bytes", &peak)
+        .f64(super::exact_work::SECONDS_COLUMN, &scoring)
         .write_parquet(&ctx.path("board.parquet"))?;
     Table::new()
         .str("dataset", &t_ds)
@@ -375,6 +396,8 @@ pub struct Row {
     pub value: f64,
     /// Method wall seconds.
     pub seconds: f64,
+    /// The job's exact-scoring wall seconds (NaN where none, or in results written before).
+    pub scoring_seconds: f64,
 }
 
 /// The rows of `board.parquet`.
@@ -387,6 +410,7 @@ pub fn rows(results: &Results) -> Result<Vec<Row>> {
         str_column(&df, "metric")?,
     );
     let (v, s) = (f64_column(&df, "value")?, f64_column(&df, "seconds")?);
+    let scoring = f64_column(&df, super::exact_work::SECONDS_COLUMN).unwrap_or_default();
     // Undefined metrics (null values) are left out: a mean or a chart is over defined values.
     Ok((0..d.len())
         .filter_map(|r| {
@@ -397,6 +421,7 @@ pub fn rows(results: &Results) -> Result<Vec<Row>> {
                 metric: k[r].clone(),
                 value: v[r]?,
                 seconds: s[r].unwrap_or(f64::NAN),
+                scoring_seconds: scoring.get(r).copied().flatten().unwrap_or(f64::NAN),
             })
         })
         .collect())
@@ -406,7 +431,10 @@ pub fn rows(results: &Results) -> Result<Vec<Row>> {
 pub fn higher_is_better(metric: &str) -> bool {
     !matches!(
         metric,
-        "hcc_energy" | "dasgupta_cost" | "posterior_rank" | "posterior_rank_capped"
+        "hcc_energy"
+            | "dasgupta_cost"
+            | "posterior_rank"
+            | "posterior_rank_capped"
     )
 }
 
