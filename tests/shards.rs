@@ -12,7 +12,12 @@ use trellis_lab::experiment::staging::list_files;
 use trellis_lab::experiment::table::read_parquet;
 
 /// Columns that hold wall times or memory (they differ between processes).
-const MEASURED: [&str; 3] = ["seconds", "peak_bytes", "seconds_sd"];
+const MEASURED: [&str; 4] = [
+    "seconds",
+    "peak_bytes",
+    "seconds_sd",
+    "exact_scoring_seconds",
+];
 
 fn ok(cmd: &mut Command) {
     let out = cmd.output().unwrap();

@@ -523,7 +523,7 @@ mod tests {
             };
         }
         let methods: Vec<String> = ["trellis", "beam"].map(String::from).to_vec();
-        let md = leaderboard(&rows, &["pts".into()], &methods, "c.toml");
+        let md = leaderboard(&rows, &["pts".into()], &methods, "c.toml", &BTreeMap::new());
         let ties = &md[md.find("## trees attaining the exact MAP").unwrap()..];
         assert!(ties.contains("| Trellis (exact) | 3 (max 2.900e15) |"), "{md}");
         assert!(ties.contains("first in its split order"), "{md}");
