@@ -202,7 +202,7 @@ impl FullTrellis {
         tiling: Tiling,
     ) -> Result<FullTrellis, ExactError> {
         // The token first: a cancellation during the statistics table or the allocations below
-        // (a second at N = 21) stops the build at its first check.
+        // stops the build at its first check.
         let cancel = crate::cancel::Cancel::new();
         let n = model.n_leaves();
         if n == 0 {
