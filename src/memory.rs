@@ -135,6 +135,20 @@ pub fn usable_bytes() -> Option<u64> {
     least
 }
 
+/// `Err` with a one-line message when `bytes` bytes for `what` would not fit in the memory this
+/// process may use ([`usable_bytes`]; nothing is refused where the system tells no limit): for
+/// a caller to check a size before it allocates or copies.
+pub fn check_fits(what: &str, bytes: f64) -> Result<(), String> {
+    match usable_bytes() {
+        Some(usable) if bytes > usable as f64 => Err(format!(
+            "{what} would take {}, more than the {} this process may use",
+            crate::exact::human_bytes(bytes),
+            crate::exact::human_bytes(usable as f64)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Asks the kernel to back the spare capacity of `v` (at least 4 MiB) with transparent huge
 /// pages (`madvise(MADV_HUGEPAGE)` on the 2 MiB-aligned part of the allocation), for tables
 /// that are read in a scattered order. Call it before the memory is first written. A hint:

@@ -473,3 +473,51 @@ fn subset_helpers_do_not_panic_on_wide_sets() {
     assert!(Subset::singleton(3).is_cluster_of(1000));
     assert!(!Subset::EMPTY.is_cluster_of(1000));
 }
+
+#[test]
+fn samplers_and_generators_refuse_counts_beyond_memory_and_trees_over_other_leaves() {
+    use trellis_lab::coalescent::method::{fit, Method, MethodSettings};
+    use trellis_lab::memory::usable_bytes;
+    let m = DasguptaModel::new(weights(5), 1.0).unwrap();
+    let t = FullTrellis::build(&m).unwrap();
+    let mut s = PosteriorSampler::new(&t, &m).unwrap();
+    // A tree over 3 or 7 leaves has no probability under a trellis over 5.
+    for newick in ["((0,1),2);", "((((((0,1),2),3),4),5),6);"] {
+        let tree = Tree::from_newick(newick).unwrap();
+        one_line_err(s.log_probability(&tree), &["has", "leaves", "built over 5"]);
+    }
+    let five = Tree::from_newick("((((0,1),2),3),4);").unwrap();
+    assert!(s.log_probability(&five).unwrap() < 0.0);
+    // Counts refused before anything is drawn or allocated, where the system tells a limit.
+    if usable_bytes().is_some() {
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(1);
+        one_line_err(
+            s.sample_many(usize::MAX / 4, &mut rng),
+            &["samples over 5 leaves", "draw at most"],
+        );
+        let sp = SparseTrellis::full(5).unwrap();
+        let r = sp.run(&m).unwrap();
+        one_line_err(
+            sp.sample_many(&m, &r, usize::MAX / 4, &mut rng),
+            &["draw at most"],
+        );
+        one_line_err(
+            generate_dataset(&GinkgoParams::qcd(), usize::MAX / 4, 2, 9, 1, 10, "x"),
+            &["jets of up to 9 leaves", "generate at most"],
+        );
+        // A million points: 8 TB of pairwise tables, refused before they are allocated.
+        let points: Vec<Vec<f64>> = (0..1_000_000).map(|i| vec![i as f64]).collect();
+        let settings = MethodSettings {
+            particles: 1,
+            weight_mode: Default::default(),
+            resample_threshold: 0.5,
+            parallel: false,
+        };
+        one_line_err(
+            fit(Method::Mgreedy, &points, 0.0, &settings, 1),
+            &["1000000 points need", "cluster fewer points"],
+        );
+    }
+    one_line_err(WeightMatrix::check_len(65), &["65 points"]);
+    assert!(WeightMatrix::check_len(WeightMatrix::MAX_POINTS).is_ok());
+}

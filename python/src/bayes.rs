@@ -3,11 +3,11 @@
 //! Defaults are the board's (`[board.coalescent]`, `[board.pydt]`), which are the crate's own
 //! where it has one; seeds go to the crate's functions unchanged.
 
-use crate::{float_matrix, value_error, Tree};
-use numpy::{PyArray1, PyUntypedArrayMethods};
+use crate::{count, float_matrix, interruptible, seed_of, value_error, CancelToken, Tree};
+use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyDict};
+use pyo3::types::{IntoPyDict, PyDict, PyTuple};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use trellis_lab::coalescent::covariance::{Covariance, Kernel, Whitening};
@@ -23,31 +23,20 @@ use trellis_lab::pydt::{Leaves, Messages, Params, Tables};
 
 /// The rows of `obj`, an `(n, d)` array of finite numbers with n >= 2 and d >= 1.
 fn points(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
-    let a = float_matrix(obj, "data")?;
-    let (n, d) = (a.shape()[0], a.shape()[1]);
-    if n < 2 || d == 0 {
-        return Err(PyValueError::new_err(format!(
-            "data has shape ({n}, {d}); pass an (n, d) array with n >= 2 points and d >= 1"
-        )));
-    }
+    let a = float_matrix(obj, "data", |n, d| {
+        if n < 2 || d == 0 {
+            return Err(PyValueError::new_err(format!(
+                "data has shape ({n}, {d}); pass an (n, d) array with n >= 2 points and d >= 1"
+            )));
+        }
+        Ok(())
+    })?;
     if let Some(((i, k), v)) = a.as_array().indexed_iter().find(|(_, v)| !v.is_finite()) {
         return Err(PyValueError::new_err(format!(
             "data has the non-finite value {v} at row {i}, column {k}; remove or impute it"
         )));
     }
     Ok(a.as_array().outer_iter().map(|r| r.to_vec()).collect())
-}
-
-/// A seed in 0..2**64, unchanged.
-fn seed_of(seed: i128) -> PyResult<u64> {
-    u64::try_from(seed)
-        .map_err(|_| PyValueError::new_err(format!("seed = {seed} must be an integer in 0..2**64")))
-}
-
-/// A count of at least `min`.
-fn count(name: &str, v: i64, min: i64) -> PyResult<usize> {
-    let bad = || PyValueError::new_err(format!("{name} = {v} must be >= {min}"));
-    usize::try_from(v).ok().filter(|_| v >= min).ok_or_else(bad)
 }
 
 /// The value called `name` in `known`, or a one-line error listing the names.
@@ -74,14 +63,14 @@ fn whitening(phi: Option<&Bound<'_, PyAny>>, sigma2: Option<f64>, d: usize) -> P
             "pass phi (a (d, d) covariance) or sigma2 (phi = sigma2 * I), not both",
         )),
         (Some(p), None) => {
-            let p = float_matrix(p, "phi")?;
-            if p.shape() != [d, d] {
-                return Err(PyValueError::new_err(format!(
-                    "phi has shape ({}, {}) for data of {d} features; pass a ({d}, {d}) array",
-                    p.shape()[0],
-                    p.shape()[1]
-                )));
-            }
+            let p = float_matrix(p, "phi", |r, c| {
+                if [r, c] != [d, d] {
+                    return Err(PyValueError::new_err(format!(
+                        "phi has shape ({r}, {c}) for data of {d} features; pass a ({d}, {d}) array"
+                    )));
+                }
+                Ok(())
+            })?;
             let flat: Vec<f64> = p.as_array().iter().copied().collect();
             Whitening::from_row_major(d, &flat).map_err(value_error)
         }
@@ -147,6 +136,89 @@ impl CoalescentFit {
         let (m, n) = (self.method, self.histories.len());
         format!("CoalescentFit({m:?}, particles={n}, log_evidence={ev}, weight_mode={mode})")
     }
+
+    /// Pickles every field: the particles' merges, weights and the fit's numbers, bit for bit.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        let histories: Vec<PickledHistory> = (self.histories.iter())
+            .map(|h| (h.n, h.merges.clone()))
+            .collect();
+        let state = (
+            self.method,
+            self.tree.clone(),
+            self.log_evidence,
+            self.weight_mode,
+            self.resamples,
+            self.log_joint,
+            histories,
+            self.weights.clone(),
+        );
+        reduced::<Self>(py, state.into_pyobject(py)?)
+    }
+
+    /// The fit `__reduce__` pickled (each history checked again).
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)] // the fields, as pickled
+    fn _from_pickle(
+        method: &str,
+        tree: Tree,
+        log_evidence: Option<f64>,
+        weight_mode: Option<&str>,
+        resamples: usize,
+        log_joint: f64,
+        histories: Vec<PickledHistory>,
+        weights: Vec<f64>,
+    ) -> PyResult<CoalescentFit> {
+        let methods: Vec<(&str, Method)> = Method::ALL.iter().map(|&m| (m.name(), m)).collect();
+        let modes = WEIGHT_MODES.map(|m| (m.0, m.0));
+        let histories = histories.into_iter().map(|(n, m)| History::new(n, m));
+        Ok(CoalescentFit {
+            method: choose("method", method, &methods)?.name(),
+            tree,
+            log_evidence,
+            weight_mode: weight_mode
+                .map(|w| choose("weight_mode", w, &modes))
+                .transpose()?,
+            resamples,
+            log_joint,
+            histories: histories.collect::<Result<_, _>>().map_err(value_error)?,
+            weights,
+        })
+    }
+}
+
+/// A coalescent history as pickled: its leaves and merges `(a, b, t)`.
+type PickledHistory = (usize, Vec<(usize, usize, f64)>);
+
+/// What `__reduce__` returns: a constructor and its arguments.
+type Reduced<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>);
+
+/// `(T._from_pickle, state)`.
+fn reduced<'py, T: pyo3::PyTypeInfo>(
+    py: Python<'py>,
+    state: Bound<'py, PyTuple>,
+) -> PyResult<Reduced<'py>> {
+    Ok((py.get_type::<T>().getattr("_from_pickle")?, state))
+}
+
+/// A diffusion-tree model's name, "pydt" or "ddt".
+fn model_name(name: &str) -> PyResult<&'static str> {
+    choose("model", name, &[("pydt", "pydt"), ("ddt", "ddt")])
+}
+
+/// θ, α, c, σ² as a tuple, and back.
+type ParamTuple = (f64, f64, f64, f64);
+
+fn param_tuple(p: &Params) -> ParamTuple {
+    (p.theta, p.alpha, p.c, p.sigma2)
+}
+
+fn params_of((theta, alpha, c, sigma2): ParamTuple) -> Params {
+    Params {
+        theta,
+        alpha,
+        c,
+        sigma2,
+    }
 }
 
 /// Kingman-coalescent clustering of the rows of `data` (an `(n, d)` array, n >= 2) with Brownian
@@ -166,18 +238,19 @@ impl CoalescentFit {
 /// `coalescent(x, method, seed=s)` with x the instance's standardised features and
 /// s = `splitmix64_mix(master_seed ^ hash_bytes("dataset/instance/method"))`.
 #[pyfunction]
-#[pyo3(signature = (data, method = "mpost2", *, particles = 20, seed = 0, sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5))]
+#[pyo3(signature = (data, method = "mpost2", *, particles = 20, seed = 0, sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5, cancel = None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn coalescent(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     method: &str,
-    particles: i64,
+    particles: i128,
     seed: i128,
     sigma2: Option<f64>,
     phi: Option<&Bound<'_, PyAny>>,
     weight_mode: &str,
     resample_threshold: f64,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<CoalescentFit> {
     let x = points(data)?;
     let methods: Vec<(&str, Method)> = Method::ALL.iter().map(|&m| (m.name(), m)).collect();
@@ -193,7 +266,7 @@ fn coalescent(
     let w = whitening(phi, sigma2, x[0].len())?;
     let xw = w.whiten_rows(&x).map_err(value_error)?;
     let ldh = w.ln_det_half();
-    let (f, joint) = crate::interruptible(py, || -> Result<_, String> {
+    let (f, joint) = interruptible(py, cancel, || -> Result<_, String> {
         let f = fit(method, &xw, ldh, &settings, seed).map_err(|e| e.to_string())?;
         let joint = ln_joint(f.best(), &xw, ldh).map_err(|e| e.to_string())?;
         Ok((f, joint))
@@ -302,6 +375,42 @@ impl DiffusionTreeFit {
         let (m, o) = (self.model, self.objective);
         format!("DiffusionTreeFit({m:?}, objective={o})")
     }
+
+    /// Pickles every field, bit for bit.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        let state = (
+            self.model,
+            self.tree.clone(),
+            self.objective,
+            self.log_joint,
+            self.em_runs,
+            param_tuple(&self.params),
+            self.trace.clone(),
+        );
+        reduced::<Self>(py, state.into_pyobject(py)?)
+    }
+
+    /// The fit `__reduce__` pickled.
+    #[staticmethod]
+    fn _from_pickle(
+        model: &str,
+        tree: Tree,
+        objective: f64,
+        log_joint: f64,
+        em_runs: usize,
+        params: ParamTuple,
+        trace: Vec<f64>,
+    ) -> PyResult<DiffusionTreeFit> {
+        Ok(DiffusionTreeFit {
+            model: model_name(model)?,
+            tree,
+            objective,
+            log_joint,
+            em_runs,
+            params: params_of(params),
+            trace,
+        })
+    }
 }
 
 /// The MAP Pitman–Yor diffusion tree (or, with `ddt=True`, Dirichlet diffusion tree: θ = α = 0)
@@ -319,7 +428,7 @@ impl DiffusionTreeFit {
 /// parameters); a board row's, with s = `splitmix64_mix(master_seed ^ hash_bytes(key))`, on
 /// the standardised features.
 #[pyfunction]
-#[pyo3(signature = (data, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.1, iterations = 30, learn = Vec::new()), text_signature = "(data, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.1, iterations=30, learn=())")]
+#[pyo3(signature = (data, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.1, iterations = 30, learn = Vec::new(), cancel = None), text_signature = "(data, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.1, iterations=30, learn=(), cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn pydt_map(
     py: Python<'_>,
@@ -331,8 +440,9 @@ fn pydt_map(
     c: f64,
     sigma2: f64,
     noise: f64,
-    iterations: i64,
+    iterations: i128,
     learn: Vec<String>,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<DiffusionTreeFit> {
     let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
     let h = hypers("learn", &learn, ddt)?;
@@ -346,7 +456,7 @@ fn pydt_map(
     }
     let seed = seed_of(seed)?;
     let obs = Observations::Gaussian(leaves.clone());
-    let r = crate::interruptible(py, || {
+    let r = interruptible(py, cancel, || {
         greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))
     })?
     .map_err(value_error)?;
@@ -415,6 +525,33 @@ impl DiffusionTreeSamples {
         let n = self.states.len();
         format!("DiffusionTreeSamples({:?}, iterations={n})", self.model)
     }
+
+    /// Pickles every field, bit for bit.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        let states: Vec<(f64, f64, ParamTuple)> = (self.states.iter())
+            .map(|s| (s.0, s.1, param_tuple(&s.2)))
+            .collect();
+        let state = (self.model, self.moves, self.trees.clone(), states);
+        reduced::<Self>(py, state.into_pyobject(py)?)
+    }
+
+    /// The chain `__reduce__` pickled.
+    #[staticmethod]
+    fn _from_pickle(
+        model: &str,
+        moves: (u64, u64, u64),
+        trees: Vec<Tree>,
+        states: Vec<(f64, f64, ParamTuple)>,
+    ) -> PyResult<DiffusionTreeSamples> {
+        Ok(DiffusionTreeSamples {
+            model: model_name(model)?,
+            moves,
+            trees,
+            states: (states.into_iter())
+                .map(|(j, l, p)| (j, l, params_of(p)))
+                .collect(),
+        })
+    }
 }
 
 /// `iterations` iterations of the crate's collapsed sampler (`pydt::mcmc::Sampler`) for the
@@ -432,12 +569,12 @@ impl DiffusionTreeSamples {
 /// seed = `experiment::pydt::stream(master_seed, 4, m, k)` (its traces also hold the start
 /// state, iteration 0).
 #[pyfunction]
-#[pyo3(signature = (data, iterations = 100, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.0, sample = HYPERS.map(String::from).to_vec(), moves = 0, rule = "general", thin = 1, max_tries = 100), text_signature = "(data, iterations=100, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.0, sample=('theta', 'alpha', 'c', 'sigma2'), moves=0, rule='general', thin=1, max_tries=100)")]
+#[pyo3(signature = (data, iterations = 100, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.0, sample = HYPERS.map(String::from).to_vec(), moves = 0, rule = "general", thin = 1, max_tries = 100, cancel = None), text_signature = "(data, iterations=100, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.0, sample=('theta', 'alpha', 'c', 'sigma2'), moves=0, rule='general', thin=1, max_tries=100, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn pydt_mcmc(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    iterations: i64,
+    iterations: i128,
     ddt: bool,
     seed: i128,
     theta: Option<f64>,
@@ -446,10 +583,11 @@ fn pydt_mcmc(
     sigma2: f64,
     noise: f64,
     sample: Vec<String>,
-    moves: i64,
+    moves: i128,
     rule: &str,
-    thin: i64,
-    max_tries: i64,
+    thin: i128,
+    max_tries: i128,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<DiffusionTreeSamples> {
     let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
     let (iterations, thin) = (count("iterations", iterations, 1)?, count("thin", thin, 1)?);
@@ -487,7 +625,7 @@ fn pydt_mcmc(
             states,
         })
     };
-    crate::interruptible(py, run)?.map_err(PyValueError::new_err)
+    interruptible(py, cancel, run)?.map_err(PyValueError::new_err)
 }
 
 /// Adds the coalescent and diffusion-tree functions and their result classes to `m`.

@@ -1,27 +1,139 @@
-//! Long computations that Ctrl-C stops: the computation runs on a worker thread with the GIL
+//! Long computations that Ctrl-C, a `CancelToken` or its timeout stop.
+//!
+//! Each call makes its cancel handle (the crate's `cancel::CancelHandle`, a child of the
+//! caller's token when one is passed) before anything runs, then runs the computation on the
+//! process's thread pool (`pool`) inside `cancel::scope` with that handle's token and the GIL
 //! released, while the calling thread wakes every 50 ms to let Python run its signal handlers.
-//! When one raises (`KeyboardInterrupt` on Ctrl-C), the crate's `cancel::cancel_all` makes the
-//! worker's loops stop at their next batch (the trellises check between batches of at most a
-//! few million splits, so within a fraction of a second), the worker is joined, and the Python
-//! exception propagates; no half-built result is kept.
+//! When one raises (`KeyboardInterrupt` on Ctrl-C), the call's handle is cancelled, the
+//! computation's loops stop at their next check (the trellises check between batches of at
+//! most a few million splits, so within a fraction of a second), it is joined, and the Python
+//! exception propagates; no half-built result is kept. Only the main thread runs signal
+//! handlers, so a computation started from another thread is stopped by its token instead:
+//! `token.cancel()` from any thread, or the token's timeout.
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
+use trellis_lab::cancel::{scope, CancelHandle};
+
+create_exception!(
+    trellis_lab,
+    CancelledError,
+    PyException,
+    "A computation stopped because its CancelToken was cancelled."
+);
 
 /// How often the waiting thread lets Python handle signals.
 const POLL: Duration = Duration::from_millis(50);
 
+/// A cancel token for the long computations (`cancel=` of the trellises, searches, samplers,
+/// the coalescent, the diffusion trees and the jet generator): `cancel()` from any thread stops
+/// the calls given it, and with `timeout` (seconds) they also stop once that time has passed
+/// since the token was made. A call whose token is cancelled before it returns raises
+/// `CancelledError`, or `TimeoutError` when the timeout passed; a call given a token that is
+/// already cancelled raises at once. Ctrl-C stops a call from the main thread with or without a
+/// token; a token is how a call on another thread is stopped.
+#[pyclass(module = "trellis_lab", name = "CancelToken", frozen)]
+pub(crate) struct CancelToken {
+    handle: CancelHandle,
+    timeout: Option<f64>,
+}
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    #[pyo3(signature = (timeout = None))]
+    fn new(timeout: Option<f64>) -> PyResult<CancelToken> {
+        let handle = match timeout {
+            None => CancelHandle::new(),
+            Some(t) if t >= 0.0 && !t.is_nan() => {
+                CancelHandle::with_timeout(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX))
+            }
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout = {t} must be a number of seconds >= 0 (or None for no timeout)"
+                )))
+            }
+        };
+        Ok(CancelToken { handle, timeout })
+    }
+
+    /// Stops every call running with this token, and makes later calls with it raise at once.
+    fn cancel(&self) {
+        self.handle.cancel();
+    }
+
+    /// Whether `cancel()` was called or the timeout has passed.
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.handle.is_cancelled()
+    }
+
+    /// Whether the timeout has passed.
+    #[getter]
+    fn timed_out(&self) -> bool {
+        self.handle.timed_out()
+    }
+
+    /// The timeout in seconds given when the token was made (None: none).
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.timeout
+    }
+
+    fn __repr__(&self) -> String {
+        let t = self.timeout.map_or("None".into(), |t| t.to_string());
+        format!(
+            "CancelToken(timeout={t}, cancelled={})",
+            if self.handle.is_cancelled() {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+impl CancelToken {
+    /// The exception of a call stopped by this token.
+    fn error(&self) -> PyErr {
+        match self.timeout {
+            Some(t) if self.handle.timed_out() => PyTimeoutError::new_err(format!(
+                "timed out: the computation ran past its CancelToken's timeout of {t} s"
+            )),
+            _ => CancelledError::new_err(
+                "cancelled: the computation's CancelToken was cancelled before it finished",
+            ),
+        }
+    }
+}
+
 /// Runs `f` on a worker thread, returning its value, or the exception a signal handler raised
-/// while it ran (after cancelling and joining it). A panic in `f` becomes a `RuntimeError`
+/// while it ran (after cancelling and joining it), or the token's exception when `cancel` is
+/// cancelled or times out before the call returns. A panic in `f` becomes a `RuntimeError`
 /// instead of taking the interpreter down.
-pub(crate) fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+pub(crate) fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: Option<&CancelToken>,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    // The call's handle first: a Ctrl-C or a cancellation from here on stops the computation,
+    // even one that arrives before the worker has started.
+    let call = cancel.map_or_else(CancelHandle::new, |c| c.handle.child());
+    let stopped = cancel.filter(|c| c.handle.is_cancelled());
+    if let Some(c) = stopped {
+        return Err(c.error());
+    }
+    let token = call.token();
     let (tx, rx) = channel();
-    std::thread::scope(|s| {
+    let value = std::thread::scope(|s| {
         s.spawn(move || {
-            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+            // On this process's pool, with the call's token as every computation's.
+            let run = || crate::pool::on_pool(|| scope(&token, f));
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(run)));
         });
         let mut rx = rx;
         loop {
@@ -36,12 +148,16 @@ pub(crate) fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Sen
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(e) = py.check_signals() {
-                        trellis_lab::cancel::cancel_all();
+                        call.cancel();
                         py.detach(move || drop(rx.recv()));
                         return Err(e);
                     }
                 }
             }
         }
-    })
+    })?;
+    match cancel.filter(|c| c.handle.is_cancelled()) {
+        Some(c) => Err(c.error()),
+        None => Ok(value),
+    }
 }

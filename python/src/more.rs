@@ -1,7 +1,10 @@
 //! Further bindings: the Ginkgo generator, average linkage, the MAP-only trellis, cluster
 //! marginals and the flat cluster trellis.
 
-use crate::{energy_of, value_error, weight_matrix, Jet, Tree, Trellis};
+use crate::{
+    count, count_opt, energy_of, interruptible, seed_of, value_error, weight_matrix, CancelToken,
+    Jet, Tree, Trellis,
+};
 use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -13,18 +16,25 @@ use trellis_lab::subset::Subset;
 /// `n` jets from the Ginkgo generator with `min_leaves..=max_leaves` leaves (`jet_type` "qcd"
 /// or "w"), drawn with `seed` as `[jets] source = "generate"` draws them.
 #[pyfunction]
-#[pyo3(signature = (n, min_leaves = 5, max_leaves = 10, seed = 0, jet_type = "qcd", root_scale = None, max_tries = None))]
+#[pyo3(signature = (n, min_leaves = 5, max_leaves = 10, seed = 0, jet_type = "qcd", root_scale = None, max_tries = None, *, cancel = None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn generate_jets(
     py: Python<'_>,
-    n: usize,
-    min_leaves: usize,
-    max_leaves: usize,
-    seed: u64,
+    n: i128,
+    min_leaves: i128,
+    max_leaves: i128,
+    seed: i128,
     jet_type: &str,
     root_scale: Option<f64>,
-    max_tries: Option<usize>,
+    max_tries: Option<i128>,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<Vec<Jet>> {
+    let n = count("n", n, 0)?;
+    let (min_leaves, max_leaves) = (
+        count("min_leaves", min_leaves, 1)?,
+        count("max_leaves", max_leaves, 1)?,
+    );
+    let (seed, max_tries) = (seed_of(seed)?, count_opt("max_tries", max_tries, 1)?);
     let mut params = match jet_type {
         "qcd" => GinkgoParams::qcd(),
         "w" => GinkgoParams::w_jet(),
@@ -37,10 +47,11 @@ pub fn generate_jets(
     if let Some(r) = root_scale {
         params.root_scale = r;
     }
-    let tries = max_tries.unwrap_or(100 * n.max(100));
-    let ds = py
-        .detach(|| generate_dataset(&params, n, min_leaves, max_leaves, seed, tries, "jet"))
-        .map_err(value_error)?;
+    let tries = max_tries.unwrap_or(100usize.saturating_mul(n.max(100)));
+    let ds = interruptible(py, cancel, || {
+        generate_dataset(&params, n, min_leaves, max_leaves, seed, tries, "jet")
+    })?
+    .map_err(value_error)?;
     Ok(ds.jets.into_iter().map(|inner| Jet { inner }).collect())
 }
 
@@ -55,18 +66,21 @@ pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
 /// The exact MAP tree and value alone (the MAP-only trellis: the same bits as the full
 /// trellis, up to 24 leaves in minutes).
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 24))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 24, cancel = None))]
 pub fn map_trellis(
     py: Python<'_>,
     jet: Option<&Jet>,
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
     beta: f64,
-    max_leaves: usize,
+    max_leaves: i128,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<(Tree, f64)> {
+    let max_leaves = count("max_leaves", max_leaves, 1)?;
     let e = energy_of(jet, similarity, energy, beta)?;
-    let t = crate::interruptible(
+    let t = interruptible(
         py,
+        cancel,
         || crate::with_model!(&e, m => MapTrellis::build_with_limit(m, max_leaves)),
     )?
     .map_err(value_error)?;
@@ -74,21 +88,23 @@ pub fn map_trellis(
 }
 
 /// The cluster given by `leaves` (indices) as a subset of `n` leaves.
-fn subset(leaves: &[usize], n: usize) -> PyResult<Subset> {
+fn subset(leaves: &[i128], n: usize) -> PyResult<Subset> {
     let mut s = Subset::EMPTY;
     for &i in leaves {
-        if i >= n {
-            return Err(PyValueError::new_err(format!(
-                "leaf {i} is not one of the {n} leaves 0..{n}"
-            )));
+        match usize::try_from(i).ok().filter(|&i| i < n) {
+            Some(i) => s = s.union(Subset::singleton(i)),
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "leaf {i} is not one of the {n} leaves 0..{n}"
+                )))
+            }
         }
-        s = s.union(Subset::singleton(i));
     }
     Ok(s)
 }
 
 /// The posterior probability that `leaves` (leaf indices) form a cluster of `t`'s trees.
-pub(crate) fn cluster_marginal(t: &Trellis, leaves: &[usize]) -> PyResult<f64> {
+pub(crate) fn cluster_marginal(t: &Trellis, leaves: &[i128]) -> PyResult<f64> {
     let c = subset(leaves, t.trellis.n_leaves())?;
     crate::with_model!(&t.energy, m => trellis_lab::exact::cluster_marginal(&t.trellis, m, c))
         .map_err(value_error)
@@ -132,18 +148,34 @@ impl Flat {
     /// The `(n, n)` matrix of pairwise marginals (the probability that i and j share a
     /// cluster).
     fn pairwise_marginals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        PyArray2::from_vec2(py, &self.trellis.pairwise_marginals()).map_err(value_error)
+        let m = py.detach(|| crate::pool::on_pool(|| self.trellis.pairwise_marginals()));
+        PyArray2::from_vec2(py, &m).map_err(value_error)
+    }
+
+    fn __repr__(&self) -> String {
+        let t = &self.trellis;
+        format!(
+            "FlatTrellis(n_points={}, log_z={:?}, map_log_energy={:?})",
+            t.n_points(),
+            t.log_partition(),
+            t.map_log_energy()
+        )
     }
 }
 
 /// The flat trellis of the correlation-clustering energy `β Σ a_ij` over an `(n, n)`
 /// affinity array.
 #[pyfunction]
-#[pyo3(signature = (affinity, beta = 1.0))]
-pub fn flat_trellis(py: Python<'_>, affinity: &Bound<'_, PyAny>, beta: f64) -> PyResult<Flat> {
+#[pyo3(signature = (affinity, beta = 1.0, *, cancel = None))]
+pub fn flat_trellis(
+    py: Python<'_>,
+    affinity: &Bound<'_, PyAny>,
+    beta: f64,
+    cancel: Option<&CancelToken>,
+) -> PyResult<Flat> {
     let w = weight_matrix(affinity, "affinity")?;
     let model = PairwiseAffinity::with_beta(w, beta).map_err(value_error)?;
-    let trellis = crate::interruptible(py, || FlatTrellis::build(&model))?.map_err(value_error)?;
+    let trellis = interruptible(py, cancel, || FlatTrellis::build(&model))?.map_err(value_error)?;
     Ok(Flat { trellis })
 }
 
@@ -155,8 +187,8 @@ pub fn standardize<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let a = crate::float_matrix(data, "data")?;
-    let mut rows: Vec<Vec<f64>> = a.as_array().outer_iter().map(|r| r.to_vec()).collect();
+    let a = crate::float_matrix(data, "data", |_, _| Ok(()))?;
+    let mut rows = crate::convert::rows(&a);
     trellis_lab::experiment::pydt::standardize(&mut rows);
     if rows.is_empty() {
         return Ok(PyArray2::zeros(py, [0, a.shape()[1]], false));

@@ -2,10 +2,13 @@
 //! given set (the clusters of some trees, by default beam search's final beam, as the CLI's
 //! `sparse` method does).
 
-use crate::{energy_of, interruptible, value_error, with_model, Energy, Jet, Tree};
+use crate::{
+    count_opt, energy_of, interruptible, tree, value_error, with_model, CancelToken, Energy, Jet,
+    Tree,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use rand::SeedableRng;
+use pyo3::types::PyList;
 use trellis_lab::exact::{SparseResult, SparseTrellis};
 use trellis_lab::model::SplitModel;
 use trellis_lab::search::{beam_search_all, default_beam_size, Dedup};
@@ -60,19 +63,32 @@ impl Sparse {
         self.trellis.sparsity_index()
     }
 
-    /// `n` exact samples from the posterior restricted to the encoded trees, drawn with `seed`.
-    #[pyo3(signature = (n, seed = 0))]
-    fn sample(&self, py: Python<'_>, n: usize, seed: u64) -> PyResult<Vec<Tree>> {
-        let trees = interruptible(py, || {
-            with_model!(&self.energy, m => {
-                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-                (0..n)
-                    .map(|_| self.trellis.sample(m, &self.result, &mut rng))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-        })?
-        .map_err(value_error)?;
-        trees.iter().map(Tree::from_binary).collect()
+    /// `n` exact samples from the posterior restricted to the encoded trees, drawn with `seed`
+    /// (Ctrl-C and `cancel` stop the drawing).
+    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        n: i128,
+        seed: i128,
+        cancel: Option<&CancelToken>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        tree::draw_trees(py, (n, seed), cancel, |n, rng| {
+            with_model!(&self.energy, m => self.trellis.sample_many(m, &self.result, n, rng))
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SparseTrellis(n_leaves={}, energy='{}', n_vertices={}, log_z={:?}, map_log_likelihood={:?}, n_trees={:?})",
+            self.trellis.n_leaves(),
+            self.energy.name(),
+            self.trellis.n_vertices(),
+            self.result.log_partition(),
+            self.result.map_log_likelihood(),
+            self.result.n_trees_finite()
+        )
     }
 }
 
@@ -81,7 +97,7 @@ impl Sparse {
 /// clusters of beam search's final beam of `seed_trees` trees (default min(3N, N(N-1)/2)), as
 /// the command line's `sparse` method builds it.
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, trees = None, seed_trees = None))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, trees = None, seed_trees = None, cancel = None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub(crate) fn sparse_trellis(
     py: Python<'_>,
@@ -90,8 +106,10 @@ pub(crate) fn sparse_trellis(
     energy: &str,
     beta: f64,
     trees: Option<Vec<PyRef<'_, Tree>>>,
-    seed_trees: Option<usize>,
+    seed_trees: Option<i128>,
+    cancel: Option<&CancelToken>,
 ) -> PyResult<Sparse> {
+    let seed_trees = count_opt("seed_trees", seed_trees, 1)?;
     let e = energy_of(jet, similarity, energy, beta)?;
     let n = with_model!(&e, m => m.n_leaves());
     let clusters: Option<Vec<Subset>> = match &trees {
@@ -123,6 +141,7 @@ pub(crate) fn sparse_trellis(
     };
     let (trellis, result) = interruptible(
         py,
+        cancel,
         || with_model!(&e, m => build(m, n, clusters, seed_trees)),
     )?
     .map_err(value_error)?;

@@ -2,16 +2,21 @@
 //! a height per node), so that every method's tree (trellis, beam, kt, coalescent, diffusion
 //! trees) is the same Python type with the same metrics.
 
-use crate::{float_matrix, value_error, Jet};
-use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
+use crate::{count, float_matrix, value_error, Jet};
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::hash::{Hash, Hasher};
+use trellis_lab::cancel::Cancel;
 use trellis_lab::hierarchy::Hierarchy;
 use trellis_lab::tree::Tree as CrateTree;
 
 /// A rooted tree over leaves `0..n`: internal nodes `n..` with two or more children each, a
 /// height per node (leaves 0, never decreasing towards the root).
-#[pyclass(module = "trellis_lab", name = "Tree", frozen)]
+#[pyclass(module = "trellis_lab", name = "Tree", frozen, from_py_object)]
 #[derive(Clone)]
 pub(crate) struct Tree {
     pub(crate) inner: Hierarchy,
@@ -34,6 +39,49 @@ impl Tree {
     pub(crate) fn binary(&self) -> PyResult<CrateTree> {
         self.inner.to_tree().map_err(value_error)
     }
+}
+
+/// The crate's binary trees as hierarchies (on a computation's worker thread: stops when the
+/// computation is cancelled, checked every 1024 trees).
+fn hierarchies(trees: Vec<CrateTree>) -> Result<Vec<Hierarchy>, String> {
+    let cancel = Cancel::new();
+    let mut out = Vec::with_capacity(trees.len());
+    for (i, t) in trees.into_iter().enumerate() {
+        if i % 1024 == 0 && cancel.is_cancelled() {
+            return Err(trellis_lab::cancel::MESSAGE.to_string());
+        }
+        out.push(Hierarchy::from_tree(&t).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}
+
+/// The `n` trees `draw` draws from an RNG seeded with `seed` (the samplers' arguments, checked
+/// by name), drawn as a long computation (Ctrl-C and `cancel` stop it), as a Python list.
+pub(crate) fn draw_trees<'py>(
+    py: Python<'py>,
+    (n, seed): (i128, i128),
+    cancel: Option<&crate::CancelToken>,
+    draw: impl FnOnce(usize, &mut StdRng) -> Result<Vec<CrateTree>, String> + Send,
+) -> PyResult<Bound<'py, PyList>> {
+    let (n, seed) = (count("n", n, 0)?, crate::seed_of(seed)?);
+    let trees = crate::interruptible(py, cancel, || {
+        hierarchies(draw(n, &mut StdRng::seed_from_u64(seed))?)
+    })?
+    .map_err(PyValueError::new_err)?;
+    tree_list(py, trees)
+}
+
+/// `trees` as a Python list of `Tree`s, made with a signal check every 65536 trees, so that
+/// Ctrl-C also stops the making of millions of them.
+fn tree_list(py: Python<'_>, trees: Vec<Hierarchy>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for (i, inner) in trees.into_iter().enumerate() {
+        if i % 65536 == 0 {
+            py.check_signals()?;
+        }
+        list.append(Tree { inner })?;
+    }
+    Ok(list)
 }
 
 /// One class id per leaf from any 1-D sequence of labels (ints, strings, ...), through
@@ -83,10 +131,11 @@ impl Tree {
     #[staticmethod]
     #[pyo3(signature = (n_leaves, parents, heights = None))]
     fn from_parents(
-        n_leaves: usize,
+        n_leaves: i128,
         parents: Vec<i64>,
         heights: Option<Vec<f64>>,
     ) -> PyResult<Tree> {
+        let n_leaves = count("n_leaves", n_leaves, 1)?;
         let nodes = parents.len();
         let links: Vec<Option<usize>> = parents
             .iter()
@@ -224,15 +273,15 @@ impl Tree {
 
     /// Dasgupta's cost `sum_{i<j} w_ij |leaves(lca(i, j))|` of an `(n, n)` similarity array.
     fn dasgupta_cost(&self, similarity: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let w = float_matrix(similarity, "similarity")?;
         let n = self.inner.n_leaves();
-        if w.shape() != [n, n] {
-            return Err(PyValueError::new_err(format!(
-                "similarity has shape ({}, {}) for a tree of {n} leaves; pass an (n, n) array",
-                w.shape()[0],
-                w.shape()[1]
-            )));
-        }
+        let w = float_matrix(similarity, "similarity", |r, c| {
+            if [r, c] != [n, n] {
+                return Err(PyValueError::new_err(format!(
+                    "similarity has shape ({r}, {c}) for a tree of {n} leaves; pass an (n, n) array"
+                )));
+            }
+            Ok(())
+        })?;
         let flat: Vec<f64> = w.as_array().iter().copied().collect();
         self.inner.dasgupta_cost(&flat).map_err(value_error)
     }
@@ -245,5 +294,30 @@ impl Tree {
     fn __eq__(&self, other: &Tree) -> bool {
         self.inner.n_leaves() == other.inner.n_leaves()
             && self.inner.clusters() == other.inner.clusters()
+    }
+
+    /// A hash of the leaves and clusters (equal trees hash equal), so that trees can be keys
+    /// of dicts and counted by `collections.Counter`.
+    fn __hash__(&self) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.inner.n_leaves(), self.inner.clusters()).hash(&mut h);
+        h.finish()
+    }
+
+    /// Pickles as `Tree.from_parents(n_leaves, parents, heights)`: the same nodes and heights.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let from_parents = py.get_type::<Tree>().getattr("from_parents")?;
+        let parents: Vec<i64> = (self.inner.parents().iter())
+            .map(|p| p.map_or(-1, |p| p as i64))
+            .collect();
+        let args = (
+            self.inner.n_leaves(),
+            parents,
+            self.inner.heights().to_vec(),
+        );
+        Ok((from_parents, args.into_pyobject(py)?))
     }
 }

@@ -11,6 +11,8 @@ error messages as Python exceptions (ValueError for bad input), the same bits as
 """
 
 from ._trellis_lab import (
+    CancelledError,
+    CancelToken,
     CoalescentFit,
     DiffusionTreeFit,
     DiffusionTreeSamples,
@@ -34,9 +36,12 @@ from ._trellis_lab import (
     save_jets,
     sparse_trellis,
     standardize,
+    __version__,
 )
 
 __all__ = [
+    "CancelledError",
+    "CancelToken",
     "CoalescentFit",
     "DiffusionTreeFit",
     "DiffusionTreeSamples",

@@ -4,6 +4,30 @@ from typing import Any, Literal, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
+__version__: str
+
+class CancelledError(Exception):
+    """A computation stopped because its CancelToken was cancelled."""
+
+class CancelToken:
+    """Stops the long calls given it (`cancel=`): `cancel()` from any thread, or `timeout`
+    seconds after the token was made. A call whose token is cancelled before it returns raises
+    CancelledError (TimeoutError once the timeout has passed); a call given a cancelled token
+    raises at once. Ctrl-C stops calls on the main thread with or without a token."""
+
+    def __init__(self, timeout: Optional[float] = None) -> None: ...
+    def cancel(self) -> None:
+        """Stops every call running with this token, and makes later calls with it raise."""
+    @property
+    def cancelled(self) -> bool:
+        """Whether cancel() was called or the timeout has passed."""
+    @property
+    def timed_out(self) -> bool:
+        """Whether the timeout has passed."""
+    @property
+    def timeout(self) -> Optional[float]:
+        """The timeout in seconds given when the token was made (None: none)."""
+
 class Tree:
     """A rooted tree over leaves 0..n: internal nodes n.. with two or more children, a height
     per node (leaves 0, never decreasing towards the root)."""
@@ -34,6 +58,10 @@ class Tree:
     def subtree_score(self, labels: Sequence[Any]) -> float: ...
     def ari_auc(self, labels: Sequence[Any]) -> float: ...
     def dasgupta_cost(self, similarity: npt.ArrayLike) -> float: ...
+    def __eq__(self, other: object) -> bool:
+        """Same leaves and same clusters (heights aside)."""
+    def __hash__(self) -> int:
+        """Equal trees hash equal (dict keys, sets, collections.Counter)."""
 
 class Jet:
     """A Ginkgo jet: leaf four-momenta (E, px, py, pz) and likelihood parameters."""
@@ -65,6 +93,8 @@ class Trellis:
     """The exact cluster trellis over every binary tree."""
 
     @property
+    def n_leaves(self) -> int: ...
+    @property
     def log_z(self) -> float: ...
     @property
     def map_log_likelihood(self) -> float: ...
@@ -76,7 +106,9 @@ class Trellis:
     def entropy(self) -> float: ...
     @property
     def n_map_trees(self) -> int: ...
-    def sample(self, n: int, seed: int = 0) -> list[Tree]: ...
+    def sample(
+        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+    ) -> list[Tree]: ...
     def cluster_marginal(self, leaves: list[int]) -> float: ...
     def log_probability(self, tree: Tree) -> float: ...
 
@@ -89,6 +121,7 @@ def exact_trellis(
     energy: str = "dasgupta",
     beta: float = 1.0,
     max_leaves: int = 22,
+    cancel: Optional[CancelToken] = None,
 ) -> Trellis: ...
 def beam(
     jet: Optional[Jet] = None,
@@ -99,6 +132,7 @@ def beam(
     beam_size: Optional[int] = None,
     dedup: str = "clusters",
     merge_score: str = "potential",
+    cancel: Optional[CancelToken] = None,
 ) -> tuple[Tree, float]: ...
 def greedy(
     jet: Optional[Jet] = None,
@@ -128,6 +162,8 @@ def generate_jets(
     jet_type: str = "qcd",
     root_scale: Optional[float] = None,
     max_tries: Optional[int] = None,
+    *,
+    cancel: Optional[CancelToken] = None,
 ) -> list[Jet]: ...
 def average_linkage(similarity: npt.NDArray[np.float64]) -> Tree: ...
 def map_trellis(
@@ -137,10 +173,13 @@ def map_trellis(
     energy: str = "dasgupta",
     beta: float = 1.0,
     max_leaves: int = 24,
+    cancel: Optional[CancelToken] = None,
 ) -> tuple[Tree, float]: ...
 def standardize(data: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Columns centred and scaled to unit variance, as the board feeds the coalescent and PYDT."""
-def flat_trellis(affinity: npt.NDArray[np.float64], beta: float = 1.0) -> FlatTrellis: ...
+def flat_trellis(
+    affinity: npt.NDArray[np.float64], beta: float = 1.0, *, cancel: Optional[CancelToken] = None
+) -> FlatTrellis: ...
 
 class SparseTrellis:
     """The exact trellis restricted to the trees whose clusters are all vertices."""
@@ -157,7 +196,9 @@ class SparseTrellis:
     def n_vertices(self) -> int: ...
     @property
     def sparsity_index(self) -> float: ...
-    def sample(self, n: int, seed: int = 0) -> list[Tree]: ...
+    def sample(
+        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+    ) -> list[Tree]: ...
 
 def sparse_trellis(
     jet: Optional[Jet] = None,
@@ -167,6 +208,7 @@ def sparse_trellis(
     beta: float = 1.0,
     trees: Optional[list[Tree]] = None,
     seed_trees: Optional[int] = None,
+    cancel: Optional[CancelToken] = None,
 ) -> SparseTrellis: ...
 
 class CoalescentFit:
@@ -263,6 +305,7 @@ def coalescent(
     phi: Optional[npt.ArrayLike] = None,
     weight_mode: Literal["exact", "paper_faithful"] = "exact",
     resample_threshold: float = 0.5,
+    cancel: Optional[CancelToken] = None,
 ) -> CoalescentFit: ...
 def pydt_map(
     data: npt.ArrayLike,
@@ -276,6 +319,7 @@ def pydt_map(
     noise: float = 0.1,
     iterations: int = 30,
     learn: Sequence[Literal["theta", "alpha", "c", "sigma2"]] = (),
+    cancel: Optional[CancelToken] = None,
 ) -> DiffusionTreeFit: ...
 def pydt_mcmc(
     data: npt.ArrayLike,
@@ -293,4 +337,5 @@ def pydt_mcmc(
     rule: Literal["general", "likelihood"] = "general",
     thin: int = 1,
     max_tries: int = 100,
+    cancel: Optional[CancelToken] = None,
 ) -> DiffusionTreeSamples: ...

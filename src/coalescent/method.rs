@@ -165,6 +165,36 @@ pub enum MethodError {
     /// From Φ.
     #[error(transparent)]
     Covariance(#[from] CovarianceError),
+    /// The pairwise tables of the points would not fit in memory.
+    #[error("{n} points need {} of pairwise tables before the first merge, more than the {} this process may use; cluster fewer points (a subset, or one per group)", crate::exact::human_bytes(*bytes), crate::exact::human_bytes(*usable as f64))]
+    TooManyPoints {
+        /// Points.
+        n: usize,
+        /// Bytes of the tables ([`pair_table_bytes`]).
+        bytes: f64,
+        /// Bytes this process may use ([`crate::memory::usable_bytes`]).
+        usable: u64,
+    },
+}
+
+/// The bytes of the `n × n` tables of pairwise values `method` allocates before its first
+/// merge (squared distances; MPOST2 also its kernel terms): a lower bound of what it needs.
+pub fn pair_table_bytes(method: Method, n: usize) -> f64 {
+    let tables = if method == Method::Mpost2 { 2.0 } else { 1.0 };
+    tables * 8.0 * (n as f64) * (n as f64)
+}
+
+/// `Err(TooManyPoints)` when `method`'s pairwise tables over `n` points
+/// ([`pair_table_bytes`]) would not fit in the memory this process may use (nothing is
+/// refused where the system tells no limit).
+pub fn check_memory(method: Method, n: usize) -> Result<(), MethodError> {
+    let bytes = pair_table_bytes(method, n);
+    match crate::memory::usable_bytes() {
+        Some(usable) if bytes > usable as f64 => {
+            Err(MethodError::TooManyPoints { n, bytes, usable })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Builds trees with `method` on whitened `data`.
@@ -175,6 +205,7 @@ pub fn fit(
     s: &MethodSettings,
     seed: u64,
 ) -> Result<Fit, MethodError> {
+    check_memory(method, data.len())?;
     if let Some(v) = method.variant() {
         let mut settings = SmcSettings::new(v, s.particles, seed);
         settings.weight_mode = s.weight_mode;

@@ -595,6 +595,8 @@ pub fn run_smc(
     ln_det_half: f64,
     s: &SmcSettings,
 ) -> Result<SmcOutcome, SmcRunError> {
+    // The token first: a cancellation while the pair tables are built stops the run.
+    let cancel = crate::cancel::Cancel::new();
     let n = data.len();
     if n == 0 {
         return Err(HistoryError::NoLeaves.into());
@@ -660,13 +662,16 @@ pub fn run_smc(
     let (eps, kt) = (rows(&eps), rows(&kt));
     let mut particles = vec![Particle::new(&pb, &eps, &kt); s.particles];
     let mut pop = Population::new(s.particles);
-    let cancel = crate::cancel::Cancel::new();
     for stage in 1..n {
         if cancel.is_cancelled() {
             return Err(SmcRunError::Cancelled);
         }
         let leaf_gig = leaf_gig_table(&pb, &particles, &eps, stage, s.parallel);
+        // A stage over many points and particles is long: each particle's step checks too.
         let step = |(p, part): (usize, &mut Particle)| {
+            if cancel.is_cancelled() {
+                return Err(SmcRunError::Cancelled);
+            }
             part.step(&pb, &leaf_gig, &mut stream(s.seed, stage, p))
         };
         let omegas: Vec<Result<f64, SmcRunError>> = if s.parallel {

@@ -141,6 +141,32 @@ pub enum JetError {
         /// Tries used.
         tries: usize,
     },
+    /// More jets asked for at once than fit in memory.
+    #[error("{want} jets of up to {max} leaves would take about {} in memory, more than the {} this process may use; generate at most {fits} at a time", crate::exact::human_bytes(*bytes), crate::exact::human_bytes(*usable as f64))]
+    TooManyJets {
+        /// Jets asked for.
+        want: usize,
+        /// Their most leaves.
+        max: usize,
+        /// Bytes they would take ([`jet_bytes`] each).
+        bytes: f64,
+        /// Bytes this process may use ([`crate::memory::usable_bytes`]).
+        usable: u64,
+        /// How many would fit.
+        fits: u64,
+    },
+    /// The generator was cancelled ([`crate::cancel`]) while it ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
+}
+
+/// The most leaves a jet may have (its clusters are 64-bit masks).
+pub const MAX_LEAVES: usize = 64;
+
+/// An upper estimate of the memory one generated jet of `n` leaves takes: the [`Jet`], its
+/// four-momenta, its truth tree as nested JSON lists (96 bytes a node) and its name.
+pub fn jet_bytes(n: usize) -> f64 {
+    (std::mem::size_of::<Jet>() + 32 * n + 96 * 2 * n + 64) as f64
 }
 
 /// The smallest energy, `t_cut` or rate a jet may have (smaller ones underflow when squared).
@@ -159,9 +185,9 @@ impl Jet {
         if self.leaves.is_empty() {
             return Err(bad("has no leaves".into()));
         }
-        if self.leaves.len() > 64 {
+        if self.leaves.len() > MAX_LEAVES {
             return Err(bad(format!(
-                "has {} leaves; at most 64 are supported",
+                "has {} leaves; at most {MAX_LEAVES} are supported",
                 self.leaves.len()
             )));
         }
@@ -571,7 +597,9 @@ fn bad_rate(name: &'static str, value: f64) -> JetError {
 
 /// Generates `n_jets` jets with `min_leaves <= N <= max_leaves` (both inclusive), keeping the
 /// first that fall in range, from one RNG seeded with `seed`. Jets are named `{prefix}[k]` and
-/// carry their truth tree and its log-likelihood under the paper-era model.
+/// carry their truth tree and its log-likelihood under the paper-era model. Refuses, before
+/// drawing, more jets than fit in memory ([`jet_bytes`] each); stops when cancelled
+/// ([`crate::cancel`]).
 pub fn generate_dataset(
     params: &GinkgoParams,
     n_jets: usize,
@@ -581,11 +609,27 @@ pub fn generate_dataset(
     max_tries: usize,
     prefix: &str,
 ) -> Result<JetDataset, JetError> {
+    let cancel = crate::cancel::Cancel::new();
     params.validate()?;
+    let each = jet_bytes(max_leaves.min(MAX_LEAVES));
+    if let Some(usable) = crate::memory::usable_bytes() {
+        if n_jets as f64 * each > usable as f64 {
+            return Err(JetError::TooManyJets {
+                want: n_jets,
+                max: max_leaves.min(MAX_LEAVES),
+                bytes: n_jets as f64 * each,
+                usable,
+                fits: (usable as f64 / each) as u64,
+            });
+        }
+    }
     let mut rng = StdRng::seed_from_u64(seed);
     let mut jets = Vec::new();
     let mut tries = 0;
     while jets.len() < n_jets {
+        if tries % 16 == 0 && cancel.is_cancelled() {
+            return Err(JetError::Cancelled);
+        }
         if tries == max_tries {
             return Err(JetError::TooFewJets {
                 got: jets.len(),
@@ -603,7 +647,7 @@ pub fn generate_dataset(
             Err(e) => return Err(e),
         };
         let n = g.leaves.len();
-        if n < min_leaves || n > max_leaves || n > 64 {
+        if n < min_leaves || n > max_leaves || n > MAX_LEAVES {
             continue;
         }
         let model = GinkgoModel::new(g.leaves.clone(), params.t_cut, params.lambda)?;

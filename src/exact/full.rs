@@ -183,8 +183,10 @@ impl FullTrellis {
         let Some(ginkgo) = model.as_ginkgo().filter(|_| n >= lanes::MIN_LEAVES) else {
             return Self::build_tiled(model, max_leaves, Tiling::DEFAULT);
         };
+        // The token first: a cancellation from here on stops the build.
+        let cancel = crate::cancel::Cancel::new();
         check_size::<M>(n, max_leaves)?;
-        let (cells, map_split) = lanes::build(ginkgo, isa, &crate::cancel::Cancel::new())?;
+        let (cells, map_split) = lanes::build(ginkgo, isa, &cancel)?;
         Ok(FullTrellis {
             n,
             cells,
@@ -199,6 +201,9 @@ impl FullTrellis {
         max_leaves: usize,
         tiling: Tiling,
     ) -> Result<FullTrellis, ExactError> {
+        // The token first: a cancellation during the statistics table or the allocations below
+        // stops the build at its first check.
+        let cancel = crate::cancel::Cancel::new();
         let n = model.n_leaves();
         if n == 0 {
             return Err(ExactError::Empty);
@@ -225,7 +230,9 @@ impl FullTrellis {
             records[1 << i].cell = LEAF_CELL;
         }
         let threads = rayon::current_num_threads();
-        let cancel = crate::cancel::Cancel::new();
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
             let low_mask = if n >= tiling.min_leaves && k >= tiling.min_size && n > tiling.low_bits

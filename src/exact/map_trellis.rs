@@ -98,6 +98,8 @@ impl MapTrellis {
         let Some(ginkgo) = model.as_ginkgo().filter(|_| n >= super::lanes::MIN_LEAVES) else {
             return Self::build_tiled(model, max_leaves, TILING);
         };
+        // The token first: a cancellation from here on stops the build.
+        let cancel = crate::cancel::Cancel::new();
         if n > max_leaves.min(MAX_LEAVES) {
             return Err(ExactError::TooLarge {
                 what: "the MAP-only trellis",
@@ -109,7 +111,7 @@ impl MapTrellis {
         let per_subset = (32 + std::mem::size_of::<M::Stat>() + 4) as f64;
         let cost = super::full::TrellisCost::of(n, std::mem::size_of::<M::Stat>());
         super::full::check_memory(n, &cost, |k| 2f64.powi(k as i32) * per_subset)?;
-        let out = super::lanes::map::build(ginkgo, isa, &crate::cancel::Cancel::new())?;
+        let out = super::lanes::map::build(ginkgo, isa, &cancel)?;
         let visited = 3u64.pow(n as u32).div_ceil(2) - (1u64 << n);
         Ok(MapTrellis {
             n,
@@ -137,6 +139,9 @@ impl MapTrellis {
         max_leaves: usize,
         tiling: Tiling,
     ) -> Result<MapTrellis, ExactError> {
+        // The token first: a cancellation during the statistics table or the allocations below
+        // stops the build at its first check.
+        let cancel = crate::cancel::Cancel::new();
         let n = model.n_leaves();
         if n == 0 {
             return Err(ExactError::Empty);
@@ -171,7 +176,9 @@ impl MapTrellis {
         }
         let (mut visited, mut scored) = (0u64, 0u64);
         let threads = rayon::current_num_threads();
-        let cancel = crate::cancel::Cancel::new();
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
         for k in 2..=n {
             let layer: Vec<Subset> = Subset::of_size(n, k).collect();
             let low_mask = if n >= tiling.min_leaves && k >= tiling.min_size && n > tiling.low_bits

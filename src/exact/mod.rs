@@ -107,7 +107,29 @@ pub enum ExactError {
         /// Number of leaves.
         n: usize,
     },
-    /// [`crate::cancel::cancel_all`] was called while the trellis ran.
+    /// A tree scored against a trellis over another number of leaves.
+    #[error("the tree has {tree} leaves but the trellis was built over {trellis}; pass a tree over the trellis's {trellis} leaves")]
+    TreeMismatch {
+        /// Leaves of the tree.
+        tree: usize,
+        /// Leaves of the trellis.
+        trellis: usize,
+    },
+    /// More samples asked for at once than fit in memory.
+    #[error("{k} samples over {n} leaves would take about {} kept in memory, more than the {} this process may use; draw at most {fits} at a time", human_bytes(*bytes), human_bytes(*usable as f64))]
+    TooManySamples {
+        /// Samples asked for.
+        k: usize,
+        /// Leaves per tree.
+        n: usize,
+        /// Bytes they would take ([`sample::sample_bytes`] each).
+        bytes: f64,
+        /// Bytes this process may use ([`crate::memory::usable_bytes`]).
+        usable: u64,
+        /// How many would fit.
+        fits: u64,
+    },
+    /// The computation was cancelled ([`crate::cancel`]) while it ran.
     #[error("{}", crate::cancel::MESSAGE)]
     Cancelled,
     /// The model refused to build its statistics.

@@ -99,17 +99,65 @@ impl<'a, M: SplitModel> PosteriorSampler<'a, M> {
         }))
     }
 
-    /// Draws `k` trees (errors as [`PosteriorSampler::sample`]).
+    /// Draws `k` trees (errors as [`PosteriorSampler::sample`]). Refuses, before drawing, `k`
+    /// trees that would not fit in memory ([`check_sample_count`]); stops when cancelled
+    /// ([`crate::cancel`], checked every 1024 draws).
     pub fn sample_many<R: rand::Rng + ?Sized>(
         &mut self,
         k: usize,
         rng: &mut R,
     ) -> Result<Vec<Tree>, ExactError> {
-        (0..k).map(|_| self.sample(rng)).collect()
+        let cancel = crate::cancel::Cancel::new();
+        check_sample_count(k, self.trellis.n_leaves())?;
+        let mut out = Vec::with_capacity(k);
+        for i in 0..k {
+            if i % 1024 == 0 && cancel.is_cancelled() {
+                return Err(ExactError::Cancelled);
+            }
+            out.push(self.sample(rng)?);
+        }
+        Ok(out)
     }
 
-    /// `log P(H|X)` of a tree over all leaves: `log phi(H) - log Z`.
-    pub fn log_probability(&self, tree: &Tree) -> f64 {
-        tree.log_likelihood(self.model) - self.trellis.log_partition()
+    /// `log P(H|X)` of a tree over all leaves: `log phi(H) - log Z`; errors when the tree is
+    /// over another number of leaves than the trellis.
+    pub fn log_probability(&self, tree: &Tree) -> Result<f64, ExactError> {
+        let n = self.trellis.n_leaves();
+        if tree.n_leaves() != n {
+            return Err(ExactError::TreeMismatch {
+                tree: tree.n_leaves(),
+                trellis: n,
+            });
+        }
+        Ok(tree.log_likelihood(self.model) - self.trellis.log_partition())
+    }
+}
+
+/// An upper estimate of the memory one drawn tree over `n` leaves takes while it is kept: the
+/// binary [`Tree`], a [`crate::hierarchy::Hierarchy`] of it (what the Python package hands out:
+/// parent, height, child and post-order arrays per node) and 128 bytes for an object holding it.
+pub fn sample_bytes(n: usize) -> f64 {
+    let nodes = (2 * n).saturating_sub(1) as f64;
+    let tree = std::mem::size_of::<Tree>() as f64
+        + nodes * std::mem::size_of::<crate::tree::Node>() as f64;
+    let hierarchy = std::mem::size_of::<crate::hierarchy::Hierarchy>() as f64 + nodes * 48.0 + 8.0;
+    tree + hierarchy + 128.0
+}
+
+/// `Err(TooManySamples)` when `k` drawn trees over `n` leaves ([`sample_bytes`] each) would not
+/// fit in the memory this process may use ([`crate::memory::usable_bytes`]; nothing is refused
+/// where the system tells no limit).
+pub fn check_sample_count(k: usize, n: usize) -> Result<(), ExactError> {
+    let each = sample_bytes(n);
+    let bytes = k as f64 * each;
+    match crate::memory::usable_bytes() {
+        Some(usable) if bytes > usable as f64 => Err(ExactError::TooManySamples {
+            k,
+            n,
+            bytes,
+            usable,
+            fits: (usable as f64 / each) as u64,
+        }),
+        _ => Ok(()),
     }
 }

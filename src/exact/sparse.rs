@@ -359,6 +359,29 @@ impl SparseTrellis {
             }),
         }
     }
+
+    /// Draws `k` trees as [`SparseTrellis::sample`] does, one after the other from `rng`.
+    /// Refuses, before drawing, `k` trees that would not fit in memory
+    /// ([`super::sample::check_sample_count`]); stops when cancelled ([`crate::cancel`],
+    /// checked every 1024 draws).
+    pub fn sample_many<M: SplitModel, R: rand::Rng + ?Sized>(
+        &self,
+        model: &M,
+        r: &SparseResult,
+        k: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Tree>, ExactError> {
+        let cancel = crate::cancel::Cancel::new();
+        super::sample::check_sample_count(k, self.n)?;
+        let mut out = Vec::with_capacity(k);
+        for i in 0..k {
+            if i % 1024 == 0 && cancel.is_cancelled() {
+                return Err(ExactError::Cancelled);
+            }
+            out.push(self.sample(model, r, rng)?);
+        }
+        Ok(out)
+    }
 }
 
 impl SparseResult {

@@ -111,16 +111,17 @@ impl FlatTrellis {
         max_points: usize,
         isa: Isa,
     ) -> Result<FlatTrellis, FlatError> {
+        // The token first: a cancellation during the energy table stops the build.
+        let cancel = crate::cancel::Cancel::new();
         let n = model.n_points();
         check_size(n, max_points)?;
         let log_energy = super::checked_table(model)?;
         check_table(&log_energy)?;
         if n < crate::exact::lanes::MIN_LEAVES {
-            return Self::split_loop(n, log_energy);
+            return Self::split_loop(n, log_energy, &cancel);
         }
         let (cells, map_cluster) =
-            super::lanes::build(&log_energy, isa, &crate::cancel::Cancel::new())
-                .ok_or(FlatError::Cancelled)?;
+            super::lanes::build(&log_energy, isa, &cancel).ok_or(FlatError::Cancelled)?;
         Ok(FlatTrellis {
             n,
             log_energy,
@@ -139,21 +140,25 @@ impl FlatTrellis {
         model: &E,
         max_points: usize,
     ) -> Result<FlatTrellis, FlatError> {
+        let cancel = crate::cancel::Cancel::new();
         let n = model.n_points();
         check_size(n, max_points)?;
         let log_energy = super::checked_table(model)?;
         check_table(&log_energy)?;
-        Self::split_loop(n, log_energy)
+        Self::split_loop(n, log_energy, &cancel)
     }
 
-    fn split_loop(n: usize, log_energy: Vec<f64>) -> Result<FlatTrellis, FlatError> {
+    fn split_loop(
+        n: usize,
+        log_energy: Vec<f64>,
+        cancel: &crate::cancel::Cancel,
+    ) -> Result<FlatTrellis, FlatError> {
         let mut cells = vec![NONE; 1usize << n];
         cells[0] = Cell {
             log_z: 0.0,
             map: 0.0,
         };
         let mut map_cluster = vec![0u32; 1usize << n];
-        let cancel = crate::cancel::Cancel::new();
         for k in 1..=n {
             let layer: Vec<u64> = Subset::of_size(n, k).map(|s| s.bits()).collect();
             let done = &cells;

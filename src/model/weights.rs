@@ -11,12 +11,22 @@ pub struct WeightMatrix {
 }
 
 impl WeightMatrix {
+    /// The most points a matrix may have (clusters over them are 64-bit masks).
+    pub const MAX_POINTS: usize = 64;
+
+    /// `Err(TooLarge)` for more than [`WeightMatrix::MAX_POINTS`] points: what a caller can
+    /// check before it reads or converts `n` rows.
+    pub fn check_len(n: usize) -> Result<(), ModelError> {
+        if n > Self::MAX_POINTS {
+            return Err(ModelError::TooLarge { n });
+        }
+        Ok(())
+    }
+
     /// Checks and stores `rows` (square, symmetric to 1e-12 relative, finite off the diagonal).
     pub fn new(rows: Vec<Vec<f64>>) -> Result<WeightMatrix, ModelError> {
         let n = rows.len();
-        if n > 64 {
-            return Err(ModelError::TooLarge { n });
-        }
+        Self::check_len(n)?;
         for (row, r) in rows.iter().enumerate() {
             if r.len() != n {
                 return Err(ModelError::NotSquare {

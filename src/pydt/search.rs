@@ -117,19 +117,22 @@ pub fn greedy_search<R: Rng + ?Sized>(
             "the search needs list_size >= 1 and em_candidates >= 1".into(),
         ));
     }
+    // The token first, handed to the EM runs below (on this thread and on rayon's).
+    let cancel = crate::cancel::Cancel::new();
     let mut fitter = Fitter::new(data, params, settings)?;
-    let start = fitter.sequential_start(params, rng)?;
-    let first = fitter.fit_restarted(
-        &start.tree,
-        params,
-        &settings.final_em,
-        start.sites,
-        settings.ep.rounds,
-    )?;
+    let start = crate::cancel::scope(&cancel, || fitter.sequential_start(params, rng))?;
+    let first = crate::cancel::scope(&cancel, || {
+        fitter.fit_restarted(
+            &start.tree,
+            params,
+            &settings.final_em,
+            start.sites,
+            settings.ep.rounds,
+        )
+    })?;
     let mut em_runs = 1;
     let mut list = vec![Entry::new(first)];
     let mut trace = vec![list[0].fit.objective];
-    let cancel = crate::cancel::Cancel::new();
     for _ in 0..settings.iterations {
         if cancel.is_cancelled() {
             return Err(PydtError::Cancelled);
@@ -143,24 +146,31 @@ pub fn greedy_search<R: Rng + ?Sized>(
         let fits: Vec<Result<Vec<Fit>, PydtError>> = candidates
             .par_iter()
             .map(|tree| {
-                let mut f = Fitter::checked(data, settings);
-                let rounds = settings.candidate_ep_rounds;
-                let fit = f.fit_one(
-                    tree,
-                    &parent.params,
-                    &settings.em,
-                    parent.sites.clone(),
-                    rounds,
-                )?;
-                // EM may shrink a branch to nothing: the same tree with that divergence merged
-                // into its parent's is a candidate too (PYDT only).
-                let collapsed = match multifurcating.then(|| collapse_short(&fit.tree)).flatten() {
-                    Some(t) => {
-                        Some(f.fit_one(&t, &fit.params, &settings.em, fit.sites.clone(), rounds)?)
-                    }
-                    None => None,
-                };
-                Ok(std::iter::once(fit).chain(collapsed).collect())
+                crate::cancel::scope(&cancel, || {
+                    let mut f = Fitter::checked(data, settings);
+                    let rounds = settings.candidate_ep_rounds;
+                    let fit = f.fit_one(
+                        tree,
+                        &parent.params,
+                        &settings.em,
+                        parent.sites.clone(),
+                        rounds,
+                    )?;
+                    // EM may shrink a branch to nothing: the same tree with that divergence merged
+                    // into its parent's is a candidate too (PYDT only).
+                    let collapsed =
+                        match multifurcating.then(|| collapse_short(&fit.tree)).flatten() {
+                            Some(t) => Some(f.fit_one(
+                                &t,
+                                &fit.params,
+                                &settings.em,
+                                fit.sites.clone(),
+                                rounds,
+                            )?),
+                            None => None,
+                        };
+                    Ok(std::iter::once(fit).chain(collapsed).collect())
+                })
             })
             .collect();
         for fit in fits {
@@ -172,13 +182,15 @@ pub fn greedy_search<R: Rng + ?Sized>(
         trace.push(list[0].fit.objective);
     }
     let best = list.swap_remove(0).fit;
-    let polished = fitter.fit_restarted(
-        &best.tree,
-        &best.params,
-        &settings.final_em,
-        best.sites.clone(),
-        settings.ep.rounds,
-    )?;
+    let polished = crate::cancel::scope(&cancel, || {
+        fitter.fit_restarted(
+            &best.tree,
+            &best.params,
+            &settings.final_em,
+            best.sites.clone(),
+            settings.ep.rounds,
+        )
+    })?;
     em_runs += 1;
     let best = if polished.objective >= best.objective {
         polished

@@ -86,6 +86,7 @@ pub fn beam_search_scored<M: SplitModel>(
     dedup: Dedup,
     score: MergeScore,
 ) -> Result<Vec<Found>, SearchError> {
+    let cancel = crate::cancel::Cancel::new();
     let n = check_leaves(model.n_leaves())?;
     if beam_size == 0 || beam_size > MAX_BEAM_SIZE {
         return Err(SearchError::BeamSize { beam_size });
@@ -98,7 +99,6 @@ pub fn beam_search_scored<M: SplitModel>(
         merges: Vec::with_capacity(n.saturating_sub(1)),
         total: 0.0,
     }];
-    let cancel = crate::cancel::Cancel::new();
     for step in 1..n {
         if cancel.is_cancelled() {
             return Err(SearchError::Cancelled);
@@ -109,6 +109,10 @@ pub fn beam_search_scored<M: SplitModel>(
         // (total, state index, i, j) candidates.
         let mut cands: Vec<(f64, usize, usize, usize)> = Vec::new();
         for (si, st) in beam.iter().enumerate() {
+            // A large beam makes a long step: check within it too.
+            if si % 64 == 63 && cancel.is_cancelled() {
+                return Err(SearchError::Cancelled);
+            }
             let k = st.clusters.len();
             let mut pairs: Vec<(f64, usize, usize)> = Vec::with_capacity(k * (k - 1) / 2);
             for i in 0..k {
