@@ -2,6 +2,7 @@
 
 pub mod astar;
 pub mod bounds;
+pub mod coclustering;
 pub mod full;
 pub(crate) mod lanes;
 pub mod map_ties;
@@ -14,6 +15,7 @@ mod split_loop;
 
 pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason};
 pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
+pub use coclustering::CoClustering;
 pub use full::{FullTrellis, TrellisCost};
 pub use map_ties::TIE_TOLERANCE;
 pub use map_trellis::MapTrellis;
