@@ -73,10 +73,21 @@ impl Sparse {
         seed: i128,
         cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, PyList>> {
-        tree::draw_trees(py, (n, seed), cancel, |n, rng| {
-            with_model!(&self.energy, m => self.trellis.sample_many(m, &self.result, n, rng))
-                .map_err(|e| e.to_string())
-        })
+        tree::draw_trees(py, (n, seed), cancel, self.draws())
+    }
+
+    /// `sample(n, seed)`'s trees as an `(n, 2N - 1)` int64 array of canonical parent rows
+    /// (numbered as `Trellis.sample_parents` numbers them).
+    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    fn sample_parents<'py>(
+        &self,
+        py: Python<'py>,
+        n: i128,
+        seed: i128,
+        cancel: Option<&CancelToken>,
+    ) -> PyResult<Bound<'py, numpy::PyArray2<i64>>> {
+        let n_leaves = self.trellis.n_leaves();
+        crate::posterior::draw_parents(py, (n, seed), n_leaves, cancel, self.draws())
     }
 
     fn __repr__(&self) -> String {
@@ -89,6 +100,22 @@ impl Sparse {
             self.result.map_log_likelihood(),
             self.result.n_trees_finite()
         )
+    }
+}
+
+impl Sparse {
+    /// Draws `n` exact samples of the restricted posterior with `rng` (for `sample` and
+    /// `sample_parents`).
+    fn draws(
+        &self,
+    ) -> impl Fn(usize, &mut rand::rngs::StdRng) -> Result<Vec<trellis_lab::tree::Tree>, String>
+           + Send
+           + Sync
+           + '_ {
+        |n, rng| {
+            with_model!(&self.energy, m => self.trellis.sample_many(m, &self.result, n, rng))
+                .map_err(|e| e.to_string())
+        }
     }
 }
 

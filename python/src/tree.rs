@@ -2,7 +2,7 @@
 //! a height per node), so that every method's tree (trellis, beam, kt, coalescent, diffusion
 //! trees) is the same Python type with the same metrics.
 
-use crate::{count, float_matrix, value_error, Jet};
+use crate::{count, float_matrix, linkage, value_error, Jet};
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -38,6 +38,19 @@ impl Tree {
     /// The crate's binary `Tree`, for the models that score binary trees.
     pub(crate) fn binary(&self) -> PyResult<CrateTree> {
         self.inner.to_tree().map_err(value_error)
+    }
+}
+
+/// The energy of `jet` or `similarity` when one is given (`None` for neither).
+fn optional_energy(
+    jet: Option<&Jet>,
+    similarity: Option<&Bound<'_, PyAny>>,
+    energy: &str,
+    beta: f64,
+) -> PyResult<Option<crate::Energy>> {
+    match (jet, similarity) {
+        (None, None) => Ok(None),
+        _ => crate::energy_of(jet, similarity, energy, beta).map(Some),
     }
 }
 
@@ -156,10 +169,19 @@ impl Tree {
         .map_err(value_error)
     }
 
-    /// Canonical Newick without branch lengths, children ordered by their lowest leaf, e.g.
-    /// `((0,1),2);`.
-    fn newick(&self) -> String {
-        self.inner.to_newick()
+    /// Canonical Newick, children ordered by their lowest leaf, e.g. `((0,1),2);`; with
+    /// `branch_lengths=True`, every node but the root carries `:length`, its parent's height
+    /// minus its own, in plain decimals (`((0:2,1:2):1,2:3);` with cluster sizes as heights),
+    /// which Newick readers such as Biopython's `Bio.Phylo` read; `Tree.from_newick` gives
+    /// the heights back (to rounding). For other heights,
+    /// `t.with_heights("cost", jet=jet).newick(branch_lengths=True)`.
+    #[pyo3(signature = (branch_lengths = false))]
+    fn newick(&self, branch_lengths: bool) -> String {
+        if branch_lengths {
+            linkage::newick_with_lengths(&self.inner, self.inner.heights())
+        } else {
+            self.inner.to_newick()
+        }
     }
 
     /// The number of leaves.
@@ -201,41 +223,80 @@ impl Tree {
 
     /// SciPy's `(n - 1) x 4` linkage matrix, so that
     /// `scipy.cluster.hierarchy.dendrogram(tree.to_linkage())` draws the tree: one row per
-    /// merge, children before parents, at the node's height; a node with k children becomes
-    /// k - 1 merges at its height.
-    fn to_linkage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let h = &self.inner;
-        let n = h.n_leaves();
-        let size = h.cluster_sizes();
-        // Post-order position breaks height ties so that children come before parents.
-        let mut rank = vec![0usize; h.n_nodes()];
-        for (k, &v) in h.postorder().iter().enumerate() {
-            rank[v] = k;
-        }
-        let mut internal: Vec<usize> = (n..h.n_nodes()).collect();
-        internal.sort_by(|&a, &b| {
-            h.height(a)
-                .total_cmp(&h.height(b))
-                .then(rank[a].cmp(&rank[b]))
-        });
-        let mut id: Vec<usize> = (0..h.n_nodes()).collect();
-        let mut rows: Vec<Vec<f64>> = Vec::with_capacity(n.saturating_sub(1));
-        for v in internal {
-            let mut kids: Vec<usize> = h.children(v).to_vec();
-            kids.sort_by_key(|&c| id[c]);
-            let (mut acc, mut count) = (id[kids[0]], size[kids[0]]);
-            for &c in &kids[1..] {
-                count += size[c];
-                let (a, b) = (acc.min(id[c]), acc.max(id[c]));
-                rows.push(vec![a as f64, b as f64, h.height(v), count as f64]);
-                acc = n + rows.len() - 1;
-            }
-            id[v] = acc;
-        }
+    /// merge, children before parents, rows sorted by height; a node with k children becomes
+    /// k - 1 merges at its height. `heights` is what column 2 holds (see `with_heights`):
+    /// "tree" (the tree's own heights, the default), "size" or "cost" (with `jet=` or
+    /// `similarity=`, `energy=`, `beta=`).
+    #[pyo3(signature = (heights = "tree", *, jet = None, similarity = None, energy = "dasgupta", beta = 1.0))]
+    fn to_linkage<'py>(
+        &self,
+        py: Python<'py>,
+        heights: &str,
+        jet: Option<&Jet>,
+        similarity: Option<&Bound<'_, PyAny>>,
+        energy: &str,
+        beta: f64,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let e = optional_energy(jet, similarity, energy, beta)?;
+        let height =
+            linkage::node_heights(&self.inner, &linkage::heights_of(heights, e.as_ref())?)?;
+        let rows = linkage::linkage_rows(&self.inner, &height);
         if rows.is_empty() {
             return Ok(PyArray2::zeros(py, [0, 4], false));
         }
         PyArray2::from_vec2(py, &rows).map_err(value_error)
+    }
+
+    /// The same tree with other heights (leaves 0, never decreasing towards the root):
+    /// "tree" (its own: cluster sizes for the trellis and search methods, merge times for the
+    /// coalescent, 1 - t for the diffusion trees), "size" (cluster sizes), or "cost" under the
+    /// energy of `jet=` or of `similarity=` (with `energy=`, `beta=`): a node's height is
+    /// minus the log-likelihood of its subtree, -sum log psi over the merges at and below it,
+    /// so the root's height is minus the tree's log-likelihood. "cost" needs a binary tree and
+    /// refuses, naming the node, a merge whose log psi is positive or -inf (its node would sit
+    /// below a child, or at infinity): non-monotone heights are never silently changed.
+    #[pyo3(signature = (heights, *, jet = None, similarity = None, energy = "dasgupta", beta = 1.0))]
+    fn with_heights(
+        &self,
+        heights: &str,
+        jet: Option<&Jet>,
+        similarity: Option<&Bound<'_, PyAny>>,
+        energy: &str,
+        beta: f64,
+    ) -> PyResult<Tree> {
+        let e = optional_energy(jet, similarity, energy, beta)?;
+        let height =
+            linkage::node_heights(&self.inner, &linkage::heights_of(heights, e.as_ref())?)?;
+        Hierarchy::from_parents(self.inner.n_leaves(), self.inner.parents().to_vec(), height)
+            .map(Tree::from_hierarchy)
+            .map_err(value_error)
+    }
+
+    /// The tree of SciPy's `(n - 1) x 4` linkage matrix `Z` (as `scipy.cluster.hierarchy.linkage`
+    /// returns): leaves `0..n`, row k creating node n + k at height `Z[k, 2]`, so that
+    /// `Tree.from_linkage(t.to_linkage())` is `t` with the same heights. Checked row by row: 4
+    /// columns, integer cluster ids each merged once and made by an earlier row, counts equal
+    /// to the merged clusters' sizes, finite heights >= 0 (a height below a child's, as
+    /// centroid and median linkage can give, is raised to it); a one-line `ValueError` names
+    /// the row and the problem. The tree is binary unless `collapse=True`, which joins a merge
+    /// into the merge above it when both sit at the same height, so that the k - 1 rows
+    /// `to_linkage` writes for a node with k children (a diffusion tree's) become that node
+    /// again.
+    #[staticmethod]
+    #[pyo3(name = "from_linkage", signature = (z, collapse = false))]
+    fn from_linkage_matrix(z: &Bound<'_, PyAny>, collapse: bool) -> PyResult<Tree> {
+        let a = float_matrix(z, "Z", |r, c| {
+            if c != 4 {
+                return Err(PyValueError::new_err(format!(
+                    "Z has shape ({r}, {c}); pass SciPy's (n - 1) x 4 linkage matrix"
+                )));
+            }
+            Ok(())
+        })?;
+        let rows: Vec<[f64; 4]> = (a.as_array().outer_iter())
+            .map(|r| [r[0], r[1], r[2], r[3]])
+            .collect();
+        linkage::from_linkage_rows(&rows, collapse).map(Tree::from_hierarchy)
     }
 
     /// The tree's log-likelihood under `jet`'s Ginkgo model (the one canonical scorer; the

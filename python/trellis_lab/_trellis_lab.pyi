@@ -40,7 +40,28 @@ class Tree:
         n_leaves: int, parents: Sequence[int], heights: Optional[Sequence[float]] = None
     ) -> "Tree":
         """From one parent per node (-1 for the root) and optional heights."""
-    def newick(self) -> str: ...
+    @staticmethod
+    def from_linkage(z: npt.ArrayLike, collapse: bool = False) -> "Tree":
+        """The tree of SciPy's (n - 1) x 4 linkage matrix: row k makes node n + k at height
+        Z[k, 2] (raised to its children's if below them). Malformed rows are a one-line
+        ValueError naming the row. collapse=True joins a merge into the merge above it at the
+        same height (the k - 1 rows of a node with k children become that node again)."""
+    def newick(self, branch_lengths: bool = False) -> str:
+        """Canonical Newick (children by lowest leaf); branch_lengths=True adds `:length`
+        (parent's height minus the node's) to every node but the root."""
+    def with_heights(
+        self,
+        heights: Literal["tree", "size", "cost"],
+        *,
+        jet: Optional["Jet"] = None,
+        similarity: Optional[npt.ArrayLike] = None,
+        energy: Literal["dasgupta", "correlation"] = "dasgupta",
+        beta: float = 1.0,
+    ) -> "Tree":
+        """The same tree with other heights: "tree" (its own: sizes, merge times, 1 - t),
+        "size" (cluster sizes) or "cost" (minus the log-likelihood of each node's subtree
+        under the energy of jet= or similarity=; refused, naming the node, when a merge has
+        log psi > 0 or -inf, since heights must not decrease towards the root)."""
     @property
     def n_leaves(self) -> int: ...
     @property
@@ -50,8 +71,17 @@ class Tree:
     @property
     def heights(self) -> npt.NDArray[np.float64]: ...
     def clusters(self) -> list[list[int]]: ...
-    def to_linkage(self) -> npt.NDArray[np.float64]:
-        """SciPy's (n - 1) x 4 linkage matrix at the node heights."""
+    def to_linkage(
+        self,
+        heights: Literal["tree", "size", "cost"] = "tree",
+        *,
+        jet: Optional["Jet"] = None,
+        similarity: Optional[npt.ArrayLike] = None,
+        energy: Literal["dasgupta", "correlation"] = "dasgupta",
+        beta: float = 1.0,
+    ) -> npt.NDArray[np.float64]:
+        """SciPy's (n - 1) x 4 linkage matrix at the chosen heights (see with_heights):
+        rows by height, children first; a node with k children is k - 1 rows."""
     def log_likelihood(self, jet: "Jet") -> float:
         """The Ginkgo log-likelihood of a binary tree over the jet's leaves."""
     def dendrogram_purity(self, labels: Sequence[Any]) -> float: ...
@@ -109,6 +139,23 @@ class Trellis:
     def sample(
         self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
     ) -> list[Tree]: ...
+    def sample_parents(
+        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+    ) -> npt.NDArray[np.int64]:
+        """sample(n, seed)'s trees as an (n, 2N - 1) int64 array of canonical parent rows:
+        leaves 0..N, internal nodes N.. in post-order with children by lowest leaf, the root
+        last (-1). Equal trees give equal rows; Tree.from_parents(N, row) rebuilds one."""
+    def coclustering(self, *, cancel: Optional[CancelToken] = None) -> npt.NDArray[np.float64]:
+        """(N + 1, N, N): [k, i, j] is the probability that leaves i and j share a cluster of
+        at most k leaves (their smallest common cluster has size <= k); exact, O(3^N)."""
+    def expected_lca_size(
+        self, *, cancel: Optional[CancelToken] = None
+    ) -> npt.NDArray[np.float64]:
+        """(N, N) expected size of the smallest cluster holding both i and j (1 on the diagonal)."""
+    def sibling_probabilities(
+        self, *, cancel: Optional[CancelToken] = None
+    ) -> npt.NDArray[np.float64]:
+        """(N, N) probability that {i, j} is a cluster (i and j merged directly); 0 on the diagonal."""
     def cluster_marginal(self, leaves: list[int]) -> float: ...
     def log_probability(self, tree: Tree) -> float: ...
 
@@ -199,6 +246,10 @@ class SparseTrellis:
     def sample(
         self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
     ) -> list[Tree]: ...
+    def sample_parents(
+        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+    ) -> npt.NDArray[np.int64]:
+        """sample(n, seed)'s trees as canonical parent rows (as Trellis.sample_parents)."""
 
 def sparse_trellis(
     jet: Optional[Jet] = None,
