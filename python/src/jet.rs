@@ -7,7 +7,7 @@ use numpy::PyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset, MAX_LEAVES};
+use trellis_core::data::ginkgo::{Jet as CrateJet, JetDataset, MAX_LEAVES};
 
 /// A Ginkgo jet: leaf four-momenta `(E, px, py, pz)` and its likelihood parameters.
 #[pyclass(module = "trellis_lab", name = "Jet", frozen)]
@@ -145,5 +145,5 @@ pub(crate) fn save_jets(
         source,
         jets: jets.iter().map(|j| j.inner.clone()).collect(),
     };
-    trellis_lab::experiment::safe_fs::write_atomic(&path, ds.to_json()).map_err(value_error)
+    ds.save(&path).map_err(value_error)
 }
