@@ -12,9 +12,12 @@ script writes; nobody edits run times by hand (tests/shipped_text.rs fails on a 
         whole run has used --budget seconds: those are "not measured in this run"), recording the load average (/proc/loadavg) at the start and the end of the
         whole run in results/run_times_run.json. Then writes, as `write` does.
 
-    scripts/run_times.py write
+    scripts/run_times.py write [--earlier RESULTS_DIR ...]
         Reads results/*/manifest.json (wall time, CPU model, cores, load at the start of each
-        config) and results/run_times_run.json, and writes experiments/run_times.toml; rewrites
+        config) and results/run_times_run.json, and writes experiments/run_times.toml; a
+        long-running config this run did not measure takes its time from the manifest in an
+        --earlier results folder where there is one, marked as such with that run's date and
+        program (the load of such a run was not recorded before manifests had it); rewrites
         the generated blocks of the READMEs (between the lines
         <!-- run-times: begin CONFIG... --> and <!-- run-times: end -->; "all" lists every
         config).
@@ -133,10 +136,10 @@ def end(child):
         child.wait()
 
 
-def manifests():
+def manifests(results=RESULTS):
     """The manifest of each shipped config's results folder: config file name -> manifest."""
     found = {}
-    for m in glob.glob(os.path.join(RESULTS, "*", "manifest.json")):
+    for m in glob.glob(os.path.join(results, "*", "manifest.json")):
         with open(m) as f:
             man = json.load(f)
         name = os.path.basename(man.get("config_file", ""))
@@ -169,7 +172,7 @@ def toml_loads(xs):
     return "[" + ", ".join(f"{x:g}" for x in xs) + "]" if xs else "[]"
 
 
-def write(_args=None):
+def write(args=None):
     if not os.path.isfile(RUN_LOG):
         sys.exit(f"no {os.path.relpath(RUN_LOG, ROOT)}: run `scripts/run_times.py measure` first")
     with open(RUN_LOG) as f:
@@ -178,6 +181,11 @@ def write(_args=None):
     found = manifests()
     # Only manifests written by this measured run count; older ones are "not measured".
     run = {n: m for n, m in found.items() if t0 <= m.get("started_unix_seconds", 0) <= t1}
+    earlier = {}
+    for d in getattr(args, "earlier", None) or []:
+        for n, m in manifests(d).items():
+            if n not in run and n not in earlier and long_running(os.path.join(CONFIGS, n)):
+                earlier[n] = m
     cpus = sorted({m.get("cpu_model", "unknown") for m in run.values()})
     cores = sorted({m.get("host_cores") for m in run.values()})
     programs = sorted({m.get("program_hash") for m in run.values()})
@@ -208,9 +216,24 @@ def write(_args=None):
         lines.append(f"file = {toml_str(name)}")
         lines.append(f"long_running = {'true' if long_running(os.path.join(CONFIGS, name)) else 'false'}")
         m = run.get(name)
-        if m is None:
-            why = log.get("stopped", {}).get(name)
-            lines.append(f"time = {toml_str('not measured in this run' + (f' ({why})' if why else ''))}")
+        e = earlier.get(name)
+        if m is None and e is not None:
+            secs = e.get("timings_seconds", {}).get("total")
+            load = e.get("load_average_at_start")
+            lines.append(f"seconds = {secs:.1f}")
+            lines.append(f"time = {toml_str(human(secs))}")
+            lines.append(f"threads = {e.get('threads')}")
+            lines.append(
+                "note = "
+                + toml_str(
+                    f"not measured in this run; from an earlier run, {utc(e['started_unix_seconds'])}, "
+                    f"program {e.get('program_hash')}, "
+                    + (f"load average {load[0]} at its start" if load else "its load not recorded")
+                )
+            )
+        elif m is None:
+            why = log.get("stopped", {}).get(name) or "not run in it"
+            lines.append(f"time = {toml_str(f'not measured in this run ({why})')}")
         else:
             secs = m.get("timings_seconds", {}).get("total")
             lines.append(f"seconds = {secs:.1f}")
@@ -220,7 +243,7 @@ def write(_args=None):
         lines.append("")
     with open(OUT, "w") as f:
         f.write("\n".join(lines))
-    print(f"wrote {os.path.relpath(OUT, ROOT)}: {len(run)} configs measured")
+    print(f"wrote {os.path.relpath(OUT, ROOT)}: {len(run)} configs measured, {len(earlier)} from earlier runs")
     rewrite_blocks(parse_times(OUT))
 
 
@@ -241,7 +264,8 @@ def block_text(times, names):
     m, r = times["machine"], times["run"]
     out = []
     for n in names:
-        out.append(f"- `configs/{n}`: {by[n]['time']}")
+        note = by[n].get("note")
+        out.append(f"- `configs/{n}`: {by[n]['time']}" + (f" ({note})" if note else ""))
     load = r.get("load_average_at_start") or ["?"]
     out.append(
         f"\n(Wall times of one measured run, {r['started'][:10]}, on {m['cores']} cores of an {m['cpu_model']} "
@@ -288,7 +312,9 @@ def main():
     m.add_argument("--long", nargs="*", default=[], help="long-running configs to measure too")
     m.add_argument("--timeout", type=int, default=900, help="seconds before a long-running config is stopped")
     m.add_argument("--budget", type=int, default=4 * 3600, help="seconds for the whole run; long-running configs beyond it are not measured")
-    sub.add_parser("write", help="write experiments/run_times.toml and the READMEs' blocks from the manifests")
+    w = sub.add_parser("write", help="write experiments/run_times.toml and the READMEs' blocks from the manifests")
+    for p in (m, w):
+        p.add_argument("--earlier", nargs="*", default=[], help="results folders of earlier runs, for long-running configs not measured")
     args = ap.parse_args()
     sys.exit(measure(args) if args.cmd == "measure" else write(args))
 

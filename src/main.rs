@@ -395,13 +395,13 @@ fn list(configs: &std::path::Path) -> Result<()> {
     };
     let rows = list::list(&Registry::builtin(), configs, &catalog, &times)?;
     let mut lines = vec![format!(
-        "{:<34} {:<9} {:<44} reproduces",
+        "{:<34} {:<24} {:<44} reproduces",
         "config", "time", "result"
     )];
     for r in &rows {
         let name = r.config.file_name().unwrap_or_default().to_string_lossy();
         lines.push(format!(
-            "{:<34} {:<9} {:<44} {}",
+            "{:<34} {:<24} {:<44} {}",
             name,
             r.time,
             r.state.words(),

@@ -198,7 +198,7 @@ pub fn list(
         rows.push(Row {
             config: path,
             reproduces: entry.map_or("?".into(), |e| e.reproduces.clone()),
-            time: times.time_of(&name).unwrap_or("?").to_string(),
+            time: times.short_of(&name).unwrap_or_else(|| "?".into()),
             results,
             state,
         });
@@ -349,8 +349,8 @@ mod tests {
         assert_eq!(rows[0].reproduces, "?");
         assert_eq!(rows[0].time, "?");
         assert_eq!(
-            Some(rows[1].time.as_str()),
-            times.time_of("jets_smoke.toml")
+            Some(rows[1].time.clone()),
+            times.short_of("jets_smoke.toml")
         );
         assert_eq!(rows[1].state, State::None);
         super::super::run_config_in(&reg, &configs.join("jets_smoke.toml"), true).unwrap();

@@ -55,6 +55,19 @@ pub struct ConfigTime {
     /// The machine's load averages when this config started.
     #[serde(default)]
     pub load_average_at_start: Vec<f64>,
+    /// Where a time not measured in this run comes from (an earlier run's manifest).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl ConfigTime {
+    /// The time as the READMEs' blocks print it: the time, and its note in parentheses.
+    pub fn shown(&self) -> String {
+        match &self.note {
+            Some(n) => format!("{} ({n})", self.time),
+            None => self.time.clone(),
+        }
+    }
 }
 
 /// The whole generated file.
@@ -98,12 +111,26 @@ impl RunTimes {
         })
     }
 
-    /// The run time in words of the config file `file` ("jets.toml"), if listed.
-    pub fn time_of(&self, file: &str) -> Option<&str> {
+    /// The run time of the config file `file` ("jets.toml") as the READMEs print it, if listed.
+    pub fn time_of(&self, file: &str) -> Option<String> {
         self.config
             .iter()
             .find(|c| c.file == file)
-            .map(|c| c.time.as_str())
+            .map(ConfigTime::shown)
+    }
+
+    /// The run time for `list`'s column: the time, marked "(earlier run)" when this run did not
+    /// measure it, or "not measured".
+    pub fn short_of(&self, file: &str) -> Option<String> {
+        self.config.iter().find(|c| c.file == file).map(|c| {
+            if c.note.is_some() {
+                format!("{} (earlier run)", c.time)
+            } else if c.seconds.is_none() {
+                "not measured".into()
+            } else {
+                c.time.clone()
+            }
+        })
     }
 
     /// Where and when the times were measured, in one line.
@@ -161,16 +188,30 @@ mod tests {
                 "{}",
                 c.file
             );
+            // A time from an earlier run says so, and only long-running configs take one.
+            if let Some(n) = &c.note {
+                assert!(
+                    n.starts_with("not measured in this run; from an earlier run"),
+                    "{n}"
+                );
+            }
             let long = std::fs::read_to_string(dir.join("configs").join(&c.file))
                 .unwrap()
                 .lines()
                 .any(|l| l.starts_with("# long-running"));
             assert_eq!(c.long_running, long, "{}: long_running", c.file);
             // Every config that is not long-running is measured in each run.
-            assert!(long || c.seconds.is_some(), "{} not measured", c.file);
+            assert!(
+                long || (c.seconds.is_some() && c.note.is_none()),
+                "{} not measured",
+                c.file
+            );
         }
         assert!(t.measured_on().contains(&t.machine.cpu_model));
         assert_eq!(t.time_of("nope.toml"), None);
+        assert_eq!(t.short_of("nope.toml"), None);
+        let jets = t.config.iter().find(|c| c.file == "jets.toml").unwrap();
+        assert_eq!(t.time_of("jets.toml"), Some(jets.time.clone()));
     }
 
     #[test]
