@@ -400,7 +400,7 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
                         let (file, time) = rest.split_once("`: ").unwrap();
                         assert!(files.iter().any(|f| f == file), "{name}: {file} not listed");
                         assert_eq!(
-                            Some(time),
+                            Some(time.to_string()),
                             times.time_of(file),
                             "{name}: the block disagrees with experiments/run_times.toml for {file}: run scripts/run_times.py write"
                         );
