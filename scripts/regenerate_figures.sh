@@ -4,8 +4,8 @@
 # and prints one summary table (config, seconds, checks passed). Exits non-zero if any run or
 # check failed.
 #
-#   scripts/regenerate_figures.sh                         # every config; the long-running ones only as their smoke configs (minutes)
-#   ALL=1 scripts/regenerate_figures.sh                   # the papers' versions of the long-running ones too (about 1 h 45 min)
+#   scripts/regenerate_figures.sh                         # every config; the long-running ones only as their smoke configs
+#   ALL=1 scripts/regenerate_figures.sh                   # the papers' versions of the long-running ones too (hours; see experiments/run_times.toml)
 #   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
 #   NO_BUILD=1 scripts/regenerate_figures.sh              # use the release binary as built

@@ -34,6 +34,7 @@ mod parquet_guard;
 pub mod properties;
 pub mod references;
 pub mod registry;
+pub mod run_times;
 pub mod safe_fs;
 mod signals;
 pub mod staging;

@@ -177,8 +177,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     );
     if cfg.astar.max_seconds != ISSUE_SECONDS {
         budget_line(
-            "the issue's 10 minutes per jet",
-            "the issue's 600 s".into(),
+            "the goal of 10 minutes per jet",
+            "the 10-minute goal (600 s)".into(),
             ISSUE_SECONDS,
         );
     }
