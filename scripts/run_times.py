@@ -3,7 +3,7 @@
 
 Every run-time figure that README.md, experiments/*/README.md, experiments/catalog.toml and
 `trellis-lab list` print comes from one generated file, experiments/run_times.toml, which this
-script writes; nobody edits run times by hand (tests/shipped_text.rs fails on a hand-written one).
+script writes; nobody edits run times by hand (tests/harness/shipped_text.rs fails on a hand-written one).
 
     scripts/run_times.py measure [--long CONFIG ...] [--timeout SECONDS]
         Runs every config that is not long-running plus the smoke configs (exactly what

@@ -13,7 +13,7 @@
 //! README.md) runs outside the suite:
 //!
 //! ```text
-//! FUZZ_CASES=1000000 FUZZ_SEED=7 cargo test --release --test fuzz -- --nocapture --test-threads 1
+//! FUZZ_CASES=1000000 FUZZ_SEED=7 cargo test --release --test harness fuzz:: -- --nocapture --test-threads 1
 //! ```
 //!
 //! (`FUZZ_ALL_KINDS=1` adds every fast config's tables to the Parquet campaign, which shares its

@@ -5,7 +5,7 @@
 //! every instance of `configs/board.toml` judged by Dasgupta's cost or HCC (17: pam50, animals33,
 //! USPS, planted partitions, coalescent draws) this test counts how often beam search is at
 //! least as good as average linkage on its own objective, and greedy within 25 % of it, and
-//! prints the table (`cargo test --test merge_scores -- --nocapture`).
+//! prints the table (`cargo test --release --test harness merge_scores:: -- --nocapture`).
 
 use trellis_lab::experiment::board::data::instances;
 use trellis_lab::experiment::board::energy::Energy;
