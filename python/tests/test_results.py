@@ -119,12 +119,12 @@ def test_missing_executable_says_how_to_install(smoke, tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError) as e:
         tl.run(cfg)
     msg = str(e.value)
-    assert "no trellis-lab executable on PATH" in msg and "cargo install --path ." in msg
+    assert "no trellis-lab executable on PATH" in msg and "cargo install --locked --path ." in msg
     assert "\n" not in msg
     monkeypatch.setenv("TRELLIS_LAB", str(tmp_path / "nothing"))
     with pytest.raises(FileNotFoundError, match="TRELLIS_LAB = .*nothing.* is not an executable"):
         tl.check(smoke[1].path)
-    with pytest.raises(FileNotFoundError, match="cargo install --path ."):
+    with pytest.raises(FileNotFoundError, match="cargo install --locked --path ."):
         tl.run(cfg, executable=tmp_path / "nothing")
 
 

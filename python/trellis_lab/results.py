@@ -33,7 +33,7 @@ FrameKind = Literal["pandas", "polars", "arrow"]
 _FRAME_KINDS = ("pandas", "polars", "arrow")
 
 _INSTALL = (
-    "install it from the repository with `cargo install --path .` (or set TRELLIS_LAB to the "
+    "install it from the repository with `cargo install --locked --path .` (or set TRELLIS_LAB to the "
     "path of a trellis-lab executable, e.g. target/release/trellis-lab)"
 )
 
