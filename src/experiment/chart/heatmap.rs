@@ -56,6 +56,12 @@ pub struct HeatmapChart {
     /// a cost) and unset where higher is better, the better end is always bright and at the
     /// top of the bar.
     pub reversed: bool,
+    /// Texts to write in the cells instead of their values (with `annotate`), `[row][col]`;
+    /// a `None` or missing text falls back to the value (or "n/a"). A text may have several
+    /// lines (`\n`), e.g. "4.72" over "(3 forb.)": the font fits every first line with a
+    /// number, and words or a further line shrink on their own if they must; a non-finite cell may have a text too,
+    /// e.g. "forbidden". Empty: every cell shows its value.
+    pub cell_texts: Vec<Vec<Option<String>>>,
 }
 
 /// Colour of non-finite heatmap cells and their "n/a" key.
@@ -223,7 +229,8 @@ impl HeatmapChart {
         labels.get(k).cloned().unwrap_or_else(|| k.to_string())
     }
 
-    /// Cell texts with `decimals` decimals (no "−0.00"), `None` for n/a cells.
+    /// Cell texts: the given ones ([`Self::cell_texts`]), else the value with `decimals`
+    /// decimals (no "−0.00"); `None` for n/a cells.
     fn cell_texts(&self, decimals: usize) -> Vec<Vec<Option<String>>> {
         let (rows, cols) = self.dims();
         let unit = 10f64.powi(decimals as i32);
@@ -231,9 +238,12 @@ impl HeatmapChart {
             .map(|i| {
                 (0..cols)
                     .map(|j| {
-                        self.value(i, j).map(|v| {
-                            let v = if (v * unit).round() == 0.0 { 0.0 } else { v };
-                            format_number(v, decimals)
+                        let given = self.cell_texts.get(i).and_then(|r| r.get(j)).cloned();
+                        given.flatten().or_else(|| {
+                            self.value(i, j).map(|v| {
+                                let v = if (v * unit).round() == 0.0 { 0.0 } else { v };
+                                format_number(v, decimals)
+                            })
                         })
                     })
                     .collect()
@@ -250,17 +260,31 @@ impl HeatmapChart {
         let top = snap_size((TICK_SIZE - 2.0).min(0.45 * cell));
         (0..=2).rev().find_map(|decimals| {
             let texts = self.cell_texts(decimals);
+            // The size fits every first line with a number (the values); words ("forbidden")
+            // and further lines (a note such as "(8 forb.)") shrink on their own if they must.
             let flat: Vec<&str> = texts
                 .iter()
                 .flatten()
                 .flatten()
-                .map(String::as_str)
+                .filter_map(|t| t.lines().next())
+                .filter(|l| l.chars().any(|c| c.is_ascii_digit()))
                 .collect();
+            let lines = texts
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|t| t.lines().count())
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64;
+            // Several lines must fit the cell's height too.
+            let top = top.min((0.9 * cell / (2.3 * lines)).floor() * 2.0);
             let size = fit_font_size(&flat, top, 10.0, cell - 6.0);
             let fits = flat
                 .iter()
                 .all(|t| Label::new(t, size).width() <= cell - 4.0);
-            (fits && size <= 0.6 * cell).then_some((texts, size))
+            let tall = lines * 1.15 * size <= 0.9 * cell + 0.5;
+            (fits && tall && size <= 0.6 * cell).then_some((texts, size))
         })
     }
 
@@ -390,10 +414,21 @@ impl Chart for HeatmapChart {
                 for (j, text) in row.iter().enumerate() {
                     let bg = self.value(i, j).map_or(NA_GREY, |v| self.color(v, scale));
                     let text = text.as_deref().unwrap_or("n/a");
-                    Label::new(text, size).color(text_color_on(bg)).draw(
-                        area,
-                        pt(x0 + cell * (j as f64 + 0.5), y0 + cell * (i as f64 + 0.5)),
-                    )?;
+                    let lines: Vec<&str> = text.lines().collect();
+                    let step = 1.15 * size;
+                    let top =
+                        y0 + cell * (i as f64 + 0.5) - step * (lines.len() as f64 - 1.0) / 2.0;
+                    for (k, l) in lines.iter().enumerate() {
+                        let size = if Label::new(l, size).width() <= cell - 4.0 {
+                            size
+                        } else {
+                            fit_font_size(&[l], size, 7.0, cell - 4.0)
+                        };
+                        Label::new(l, size).color(text_color_on(bg)).draw(
+                            area,
+                            pt(x0 + cell * (j as f64 + 0.5), top + step * k as f64),
+                        )?;
+                    }
                 }
             }
         }
@@ -568,6 +603,7 @@ mod tests {
             highlight: vec![vec![0, 1, 2], vec![3, 4, 5, 6], vec![7, 8, 9, 10]],
             marked: vec![(0, 3), (5, 5), (99, 0)],
             reversed: false,
+            cell_texts: Vec::new(),
         }
     }
 
@@ -600,6 +636,7 @@ mod tests {
             highlight: Vec::new(),
             marked: Vec::new(),
             reversed: false,
+            cell_texts: Vec::new(),
         }
     }
 
@@ -674,6 +711,38 @@ mod tests {
         let dir = temp_dir("reversed-heatmap");
         let (png, _) = save_chart(&dir.join("r"), 400, 300, &chart).unwrap();
         assert!(std::fs::metadata(png).unwrap().len() > 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn given_cell_texts_replace_values_and_may_have_two_lines() {
+        let chart = HeatmapChart {
+            matrix: vec![vec![4.72, f64::NAN], vec![0.5, 2.0]],
+            annotate: true,
+            cell_texts: vec![
+                vec![Some("4.72\n(3 forb.)".into()), Some("forbidden".into())],
+                vec![None, Some("≥ 6".into())],
+            ],
+            ..Default::default()
+        };
+        let texts = chart.cell_texts(2);
+        assert_eq!(
+            texts[1][0].as_deref(),
+            Some("0.50"),
+            "no text given: the value"
+        );
+        assert_eq!(
+            texts[0][1].as_deref(),
+            Some("forbidden"),
+            "an n/a cell's text"
+        );
+        let dir = temp_dir("texts-heatmap");
+        let (_, svg) = save_chart(&dir.join("t"), 500, 400, &chart).unwrap();
+        let svg = std::fs::read_to_string(svg).unwrap();
+        for t in ["4.72", "(3 forb.)", "forbidden", "≥ 6", "0.50"] {
+            assert!(svg.contains(t), "{t}");
+        }
+        assert!(!svg.contains("2.00"), "a given text replaces the value");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
