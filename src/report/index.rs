@@ -104,7 +104,7 @@ pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
 /// reproduces, or, when its config differs from the shipped one, which keys differ (its numbers
 /// are then not that item's). Empty for other names.
 fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
-    let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
+    let Some((e, _)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
         return String::new();
     };
     let differs = m
@@ -112,8 +112,7 @@ fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
         .and_then(|c| crate::experiment::references::differences(exp_name, c))
         .unwrap_or_default();
     if differs.is_empty() {
-        let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
-        // A smoke run names the paper item of its full config (`X_smoke` of `X`).
+        // The paper heads the row's group; a smoke run names the paper item of its full config (`X_smoke` of `X`).
         let full = exp_name
             .strip_suffix("_smoke")
             .and_then(|x| crate::experiment::list::Catalog::builtin().entry(x));
@@ -121,11 +120,7 @@ fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
             Some((full, _)) => format!("smoke run of {}: {}", full.file, full.reproduces),
             None => e.reproduces.clone(),
         };
-        format!(
-            "<div class=\"muted\">{}{}</div>",
-            escape(&what),
-            escape(&cite)
-        )
+        format!("<div class=\"muted\">{}</div>", escape(&what))
     } else {
         format!(
             "<div class=\"muted\">config differs from configs/{} in {}: not that paper item</div>",

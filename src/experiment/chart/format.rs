@@ -90,16 +90,10 @@ pub fn format_compact(v: f64) -> String {
     }
 }
 
-/// `10^e` as "10⁻⁸", "10³" (superscript digits and minus).
-fn power_of_ten(e: i32) -> String {
-    const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    let digits: String = e
-        .unsigned_abs()
-        .to_string()
-        .chars()
-        .map(|c| SUP[c.to_digit(10).unwrap_or(0) as usize])
-        .collect();
-    format!("10{}{digits}", if e < 0 { "⁻" } else { "" })
+/// The exponent suffix of scientific notation, "e−8", "e5" (a typographic minus: the embedded
+/// font has no superscript minus).
+fn exponent(e: i32) -> String {
+    format!("e{e}").replace('-', "\u{2212}")
 }
 
 /// The power of ten a table cell of `v` is scaled by: none (0) for 0.001 ≤ |v| < 100,000 (and
@@ -114,8 +108,8 @@ fn cell_exponent(v: f64) -> i32 {
 }
 
 /// Formats `mean ± sd` with three significant digits of the mean, the sd with as many
-/// decimals; a mean below 0.001 or from 100,000 on in scaled units with a shared power of ten,
-/// "(5.00 ± 4.80)·10⁻⁸", never fixed point with one significant digit ("0.00000005"). "–"
+/// decimals; a mean below 0.001 or from 100,000 on in scientific notation with a shared
+/// exponent, "(5.00 ± 4.80)e−8", never fixed point with one significant digit ("0.00000005"). "–"
 /// for a non-finite mean; "?" for a non-finite sd.
 pub fn format_sig3_pm(mean: f64, sd: f64) -> String {
     if !mean.is_finite() {
@@ -138,18 +132,18 @@ pub fn format_sig3_pm(mean: f64, sd: f64) -> String {
     if e == 0 {
         pm
     } else {
-        format!("({pm})·{}", power_of_ten(e))
+        format!("({pm}){}", exponent(e))
     }
 }
 
-/// Formats `v` with three significant digits, below 0.001 or from 100,000 on in scaled units:
-/// "5.00·10⁻⁸" (a table's reference value beside [`format_sig3_pm`]).
+/// Formats `v` with three significant digits, below 0.001 or from 100,000 on in scientific
+/// notation: "5.00e−8" (a table's reference value beside [`format_sig3_pm`]).
 pub fn format_sig3_scaled(v: f64) -> String {
     let e = cell_exponent(v);
     if e == 0 {
         format_sig3(v)
     } else {
-        format!("{}·{}", format_sig3(v * 10f64.powi(-e)), power_of_ten(e))
+        format!("{}{}", format_sig3(v * 10f64.powi(-e)), exponent(e))
     }
 }
 
@@ -193,12 +187,15 @@ mod tests {
 
     #[test]
     fn small_means_are_scaled_not_printed_with_one_digit() {
-        assert_eq!(format_sig3_pm(5.0e-8, 4.8e-8), "(5.00 ± 4.80)·10⁻⁸");
+        assert_eq!(format_sig3_pm(5.0e-8, 4.8e-8), "(5.00 ± 4.80)e\u{2212}8");
         assert_eq!(format_sig3_pm(0.0123, 0.004), "0.0123 ± 0.0040");
-        assert_eq!(format_sig3_pm(-2.5e-5, 1e-6), "(\u{2212}2.50 ± 0.10)·10⁻⁵");
-        assert_eq!(format_sig3_pm(3.2e6, 1e5), "(3.20 ± 0.10)·10⁶");
+        assert_eq!(
+            format_sig3_pm(-2.5e-5, 1e-6),
+            "(\u{2212}2.50 ± 0.10)e\u{2212}5"
+        );
+        assert_eq!(format_sig3_pm(3.2e6, 1e5), "(3.20 ± 0.10)e6");
         assert_eq!(format_sig3_pm(f64::NAN, 1.0), "–");
-        assert_eq!(format_sig3_scaled(5.0e-8), "5.00·10⁻⁸");
+        assert_eq!(format_sig3_scaled(5.0e-8), "5.00e\u{2212}8");
         assert_eq!(format_sig3_scaled(0.25), "0.250");
     }
 

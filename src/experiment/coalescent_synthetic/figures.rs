@@ -145,7 +145,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         1 => "Henao & Lucas Table 1: structure estimation (Φ known)".to_string(),
         2 => "Henao & Lucas Table 2: covariance estimation (ℓ learned)".to_string(),
         3 => "Henao & Lucas Table 3: greedy algorithms (ℓ learned)".to_string(),
-        _ => "Coalescent methods on synthetic data".to_string(),
+        _ => "Coalescent methods on synthetic data, as in Henao & Lucas's Tables 1–3".to_string(),
     };
     let chart = TextTable {
         title,

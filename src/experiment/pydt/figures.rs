@@ -90,7 +90,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
 /// A smoke run says so.
 fn paper_item(source: Source, density: bool, smoke: bool) -> String {
     let item = match (density, source) {
-        (true, _) => "Knowles & Ghahramani, Figure 6".to_string(),
+        // The paper's macaque skull measurements are not available: any data are a substitute.
+        (true, _) => "Knowles & Ghahramani, Figure 6 on substitute data".to_string(),
         (false, Source::FourClusters) => "Knowles & Ghahramani, Figure 5".to_string(),
         (false, Source::Animals33) => "Knowles & Ghahramani, Figure 7".to_string(),
         (false, Source::Pam50) => "DDT and PYDT on pam50".to_string(),
@@ -435,15 +436,13 @@ fn mcmc_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Res
     Ok(())
 }
 
-/// What the density part's data are, for its title: Figure 6 used Adams et al.'s macaque skull
-/// measurements, which are not available here, so any data are a substitute.
+/// What the density part's data are, for its title.
 fn density_data(s: &PydtSection) -> String {
-    let what = match s.data.source {
+    match s.data.source {
         Source::Pam50 => "pam50 expression".to_string(),
         Source::Usps => "USPS digits".to_string(),
         other => format!("{} data", other.name()),
-    };
-    format!("{what}, a substitute for the paper's macaque skulls")
+    }
 }
 
 fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Result<()> {
@@ -501,7 +500,7 @@ fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Re
         "ln_predictive",
         &lp,
         format!(
-            "{name}: held-out density over {splits} {} ({})",
+            "{name}: held-out density, {splits} {} of {}",
             if splits == 1 { "split" } else { "splits" },
             density_data(s_cfg)
         ),
