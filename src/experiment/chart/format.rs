@@ -52,6 +52,12 @@ pub fn format_seconds_pm(mean: f64, sd: f64) -> String {
         m if m >= 1e-6 => (1e6, "\u{b5}s"),
         _ => (1e9, "ns"),
     };
+    format!("{} {unit}", scaled_pm(mean, sd, scale))
+}
+
+/// "m ± s" of `mean · scale` with three significant digits and `sd · scale` with as many
+/// decimals ("?" for a non-finite sd).
+fn scaled_pm(mean: f64, sd: f64, scale: f64) -> String {
     let m = mean * scale;
     let decimals = if m == 0.0 {
         0
@@ -63,7 +69,7 @@ pub fn format_seconds_pm(mean: f64, sd: f64) -> String {
     } else {
         "?".into()
     };
-    format!("{} ± {sd} {unit}", format_number(m, decimals))
+    format!("{} ± {sd}", format_number(m, decimals))
 }
 
 /// Formats a duration in seconds with three significant digits in the unit that suits it (s,
@@ -116,19 +122,7 @@ pub fn format_sig3_pm(mean: f64, sd: f64) -> String {
         return "–".into();
     }
     let e = cell_exponent(mean);
-    let scale = 10f64.powi(-e);
-    let m = mean * scale;
-    let decimals = if m == 0.0 {
-        0
-    } else {
-        (2 - m.abs().log10().floor() as i32).clamp(0, 8) as usize
-    };
-    let sd = if sd.is_finite() {
-        format_number(sd * scale, decimals)
-    } else {
-        "?".into()
-    };
-    let pm = format!("{} ± {sd}", format_number(m, decimals));
+    let pm = scaled_pm(mean, sd, 10f64.powi(-e));
     if e == 0 {
         pm
     } else {
