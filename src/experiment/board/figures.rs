@@ -250,7 +250,10 @@ fn grid(rows: &[Row], metric: &str, cols: &[&String], meths: &[&String]) -> Grid
                 let v = r.median.log10();
                 g.values[i][j] = v;
                 let text = if r.capped {
-                    format!("≥ {}", format_number(v.floor(), 0))
+                    // A lower bound, rounded down: "≥ 6" at the cap 10⁶, "≥ 4.7" for the mean
+                    // of a capped and an uncapped middle rank.
+                    let t = (v * 10.0).floor() / 10.0;
+                    format!("≥ {}", format_number(t, usize::from(t.fract() != 0.0)))
                 } else {
                     format_number(v, 2)
                 };
