@@ -1,6 +1,6 @@
 """Start here from Python: the exact cluster trellis and the kt family on Ginkgo jets.
 
-    pip install ./python matplotlib        # once, from the repository root
+    pip install ./python scipy matplotlib  # once, from the repository root
     python examples/jets_from_python.py [jets.json | --generate N]
 
 Loads jets (default: data/ginkgo_jets/truth_9.json) or draws N from the Ginkgo generator, runs the exact trellis (MAP tree, log Z,

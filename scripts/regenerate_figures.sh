@@ -4,8 +4,8 @@
 # and prints one summary table (config, seconds, checks passed). Exits non-zero if any run or
 # check failed.
 #
-#   scripts/regenerate_figures.sh                         # every config; the long-running ones only as their smoke configs (minutes)
-#   ALL=1 scripts/regenerate_figures.sh                   # the papers' versions of the long-running ones too (about 1 h 45 min)
+#   scripts/regenerate_figures.sh                         # every config; the long-running ones only as their smoke configs
+#   ALL=1 scripts/regenerate_figures.sh                   # the papers' versions of the long-running ones too (hours; see experiments/run_times.toml)
 #   scripts/regenerate_figures.sh configs/jets.toml ...   # just these
 #   FORCE=1 scripts/regenerate_figures.sh                 # recompute even up-to-date results
 #   NO_BUILD=1 scripts/regenerate_figures.sh              # use the release binary as built
@@ -32,6 +32,9 @@ else
 fi
 force=()
 if [ -n "${FORCE:-}" ]; then force=(--force); fi
+# The summary's first column is as wide as the longest config path, so that its rows align.
+width=6
+for c in "${configs[@]}"; do if [ ${#c} -gt $width ]; then width=${#c}; fi; done
 
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -51,16 +54,16 @@ for c in "${configs[@]}"; do
       grep -E '^FAIL|^error' "$log/$name.check" | head -5 | sed 's/^/    /' >&2
     fi
     checks=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log/$name.check" | tail -n 1)
-    rows+=("$(printf '%-34s %8s  %-22s %s' "$c" "$secs" "${checks:-no checks}" "$status")")
+    rows+=("$(printf '%-*s %8s  %-22s %s' "$width" "$c" "$secs" "${checks:-no checks}" "$status")")
   else
     failed=1
-    rows+=("$(printf '%-34s %8s  %-22s %s' "$c" "-" "-" "RUN FAILED")")
+    rows+=("$(printf '%-*s %8s  %-22s %s' "$width" "$c" "-" "-" "RUN FAILED")")
     tail -n 3 "$log/$name.run" | sed 's/^/    /' >&2
   fi
 done
 
 echo
-printf '%-34s %8s  %-22s %s\n' config seconds checks status
+printf '%-*s %8s  %-22s %s\n' "$width" config seconds checks status
 printf '%s\n' "${rows[@]}"
 
 # The static HTML report of every results folder (results/index.html); a failure fails the script.

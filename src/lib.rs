@@ -1,25 +1,16 @@
 //! # trellis-lab
 //!
-//! Exact and approximate inference over hierarchical clusterings.
+//! The experiment harness of trellis-lab: exact and approximate inference over hierarchical
+//! clusterings, turned into the papers' tables and figures and into runs on a user's own data.
 //!
-//! The *cluster trellis* (Greenberg, Macaluso et al., "Exact inference in hierarchical
-//! clustering") is a dynamic programme over the `2^N` subsets of `N` leaves that gives, exactly,
-//! the partition function over all `(2N-3)!!` binary trees, the MAP tree and the number of trees
-//! with finite likelihood, in `O(3^N)` time. Beside it live the baselines the paper compares
-//! against (greedy and beam search), the models (Ginkgo toy jets), the data sources, and an
-//! experiment layer that turns a TOML config into Parquet tables and charts.
-//!
-//! ## Layout
-//! - [`subset`]: `Subset`, a bitmask cluster; [`tree`]: `Tree` with Newick I/O.
-//! - [`model`]: energy models behind [`model::SplitModel`] (`log psi` of a sibling pair): the
-//!   Ginkgo jet likelihood, Dasgupta's cost, hierarchical correlation clustering.
-//! - [`exact`]: the full trellis (log Z, MAP, counts, entropy), posterior sampling, cluster and
-//!   sub-hierarchy marginals, the sparse trellis. [`search`]: greedy, beam search, average linkage.
-//! - [`metrics`]: dendrogram purity.
-//! - [`data`]: the Ginkgo generator and jet files, graphs, pam50.
+//! The algorithms and their data types live in the `trellis-core` crate (no Parquet, charts or
+//! configs), re-exported here under their old paths (`trellis_lab::exact::FullTrellis` is
+//! `trellis_core::exact::FullTrellis`). This crate adds what turns them into results:
 //! - [`experiment`]: one folder per experiment kind behind [`experiment::Experiment`] (config →
 //!   data → methods → Parquet tables → charts drawn from the tables → `check` against expected
 //!   numbers), the methods in one place ([`experiment::methods`]) and the chart toolkit.
+//! - [`report`]: the static HTML report of a results folder.
+//! - the `trellis-lab` command line (`run`, `check`, `plot`, `report`, `list`, `cluster`, ...).
 //!
 //! ## Example
 //! Exact MAP tree and partition function of a small generated jet, checked against greedy:
@@ -32,30 +23,15 @@
 //! let jets = generate_dataset(&GinkgoParams::qcd(), 1, 5, 8, 42, 10_000, "demo").unwrap();
 //! let model = jets.jets[0].model().unwrap();
 //! let trellis = FullTrellis::build(&model).unwrap();
-//! let map = trellis.map_tree();
-//! assert!((map.log_likelihood(&model) - trellis.map_log_likelihood()).abs() < 1e-9);
-//! // The MAP is at least as likely as anything greedy finds, and Z sums over every tree.
 //! assert!(greedy(&model).unwrap().log_likelihood <= trellis.map_log_likelihood() + 1e-9);
-//! assert!(trellis.log_partition() >= trellis.map_log_likelihood());
-//! println!("MAP {} = {:.4}, log Z = {:.4}", map.to_newick(), trellis.map_log_likelihood(), trellis.log_partition());
 //! ```
 
 #![deny(missing_docs)]
 
-pub mod cancel;
-pub mod coalescent;
-pub mod data;
-pub mod exact;
+pub use trellis_core::{
+    cancel, coalescent, data, exact, flat, hierarchy, memory, metrics, model, numeric, pydt,
+    search, simd, subset, tree,
+};
+
 pub mod experiment;
-pub mod flat;
-pub mod hierarchy;
-pub mod memory;
-pub mod metrics;
-pub mod model;
-pub mod numeric;
-pub mod pydt;
 pub mod report;
-pub mod search;
-pub mod simd;
-pub mod subset;
-pub mod tree;

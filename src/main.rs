@@ -375,24 +375,33 @@ fn cluster(
 
 fn list(configs: &std::path::Path) -> Result<()> {
     use trellis_lab::experiment::list;
-    let catalog_path = configs
+    use trellis_lab::experiment::run_times::RunTimes;
+    let experiments = configs
         .parent()
         .unwrap_or(std::path::Path::new("."))
-        .join("experiments/catalog.toml");
+        .join("experiments");
+    let catalog_path = experiments.join("catalog.toml");
     let catalog = if catalog_path.is_file() {
         list::read_catalog(&catalog_path)?
     } else {
         Vec::new()
     };
-    let rows = list::list(&Registry::builtin(), configs, &catalog)?;
+    // The run times of one measured run: the file beside the configs, else the built-in copy.
+    let times_path = experiments.join("run_times.toml");
+    let times = if times_path.is_file() {
+        RunTimes::read(&times_path)?
+    } else {
+        RunTimes::builtin().clone()
+    };
+    let rows = list::list(&Registry::builtin(), configs, &catalog, &times)?;
     let mut lines = vec![format!(
-        "{:<34} {:<9} {:<44} reproduces",
+        "{:<34} {:<24} {:<44} reproduces",
         "config", "time", "result"
     )];
     for r in &rows {
         let name = r.config.file_name().unwrap_or_default().to_string_lossy();
         lines.push(format!(
-            "{:<34} {:<9} {:<44} {}",
+            "{:<34} {:<24} {:<44} {}",
             name,
             r.time,
             r.state.words(),
@@ -406,6 +415,10 @@ fn list(configs: &std::path::Path) -> Result<()> {
     lines.push(format!(
         "{} configs; {ok} with an up-to-date result that passes check",
         rows.len()
+    ));
+    lines.push(format!(
+        "times: wall time of {} (experiments/run_times.toml, written by scripts/run_times.py)",
+        times.measured_on()
     ));
     print_lines(&lines);
     Ok(())

@@ -9,12 +9,12 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::path::Path;
-use trellis_lab::coalescent::covariance::{Covariance, Jitter, Kernel};
-use trellis_lab::coalescent::generator::{generate, hl_synthetic_covariance};
-use trellis_lab::coalescent::gig::WeightMode;
-use trellis_lab::coalescent::linkage::{linkage_history, Linkage};
-use trellis_lab::coalescent::method::{fit, Method, MethodSettings};
-use trellis_lab::data::matrix::PointMatrix;
+use trellis_core::coalescent::covariance::{Covariance, Jitter, Kernel};
+use trellis_core::coalescent::generator::{generate, hl_synthetic_covariance};
+use trellis_core::coalescent::gig::WeightMode;
+use trellis_core::coalescent::linkage::{linkage_history, Linkage};
+use trellis_core::coalescent::method::{fit, Method, MethodSettings};
+use trellis_core::data::matrix::PointMatrix;
 
 fn settings(particles: usize) -> MethodSettings {
     MethodSettings {

@@ -7,9 +7,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
-use trellis_lab::data::graphs::signed_uniform_weights;
-use trellis_lab::flat::enumerate::brute_force;
-use trellis_lab::flat::{FlatTrellis, PairwiseAffinity, PerturbAndMap};
+use trellis_core::data::graphs::signed_uniform_weights;
+use trellis_core::flat::enumerate::brute_force;
+use trellis_core::flat::{FlatTrellis, PairwiseAffinity, PerturbAndMap};
 
 fn model(n: usize) -> PairwiseAffinity {
     PairwiseAffinity::new(signed_uniform_weights(n, 1.0, n as u64).unwrap())

@@ -12,12 +12,12 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::hint::black_box;
 use std::path::Path;
-use trellis_lab::data::matrix::PointMatrix;
-use trellis_lab::pydt::generate::{sample_leaves, sample_tree};
-use trellis_lab::pydt::mcmc::{Data, Hypers, Sampler, Settings};
-use trellis_lab::pydt::probit::Binary;
-use trellis_lab::pydt::search::{fit_times, greedy_search, Observations, SearchSettings};
-use trellis_lab::pydt::{Leaves, Params};
+use trellis_core::data::matrix::PointMatrix;
+use trellis_core::pydt::generate::{sample_leaves, sample_tree};
+use trellis_core::pydt::mcmc::{Data, Hypers, Sampler, Settings};
+use trellis_core::pydt::probit::Binary;
+use trellis_core::pydt::search::{fit_times, greedy_search, Observations, SearchSettings};
+use trellis_core::pydt::{Leaves, Params};
 
 fn gaussian_sampler() -> Sampler {
     let mut rng = StdRng::seed_from_u64(1);

@@ -10,14 +10,14 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
-use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
-use trellis_lab::exact::{FullTrellis, MapTrellis, Marginals, PosteriorSampler, SparseTrellis};
-use trellis_lab::search::{
+use trellis_core::data::ginkgo::{generate_dataset, GinkgoParams, Jet};
+use trellis_core::exact::{FullTrellis, MapTrellis, Marginals, PosteriorSampler, SparseTrellis};
+use trellis_core::search::{
     beam_search, beam_search_all, default_beam_size, generalised_kt, greedy, Dedup, KtAlgorithm,
 };
-use trellis_lab::simd::Isa;
-use trellis_lab::subset::Subset;
-use trellis_lab::tree::Tree;
+use trellis_core::simd::Isa;
+use trellis_core::subset::Subset;
+use trellis_core::tree::Tree;
 
 fn jet_with(n: usize) -> Jet {
     // W jets reach 18 leaves often; the likelihood is the same paper-era psi.

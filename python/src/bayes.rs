@@ -10,16 +10,16 @@ use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyDict, PyTuple};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use trellis_lab::coalescent::covariance::{Covariance, Kernel, Whitening};
-use trellis_lab::coalescent::gig::WeightMode;
-use trellis_lab::coalescent::history::{ln_joint, History};
-use trellis_lab::coalescent::method::{fit, Method, MethodSettings};
-use trellis_lab::hierarchy::Hierarchy;
-use trellis_lab::pydt::generate::sample_tree;
-use trellis_lab::pydt::mcmc::AcceptRule::{self, General, Likelihood};
-use trellis_lab::pydt::mcmc::{Data, Hypers, Sampler, Settings};
-use trellis_lab::pydt::search::{greedy_search, Observations, SearchSettings};
-use trellis_lab::pydt::{Leaves, Messages, Params, Tables};
+use trellis_core::coalescent::covariance::{Covariance, Kernel, Whitening};
+use trellis_core::coalescent::gig::WeightMode;
+use trellis_core::coalescent::history::{ln_joint, History};
+use trellis_core::coalescent::method::{fit, Method, MethodSettings};
+use trellis_core::hierarchy::Hierarchy;
+use trellis_core::pydt::generate::sample_tree;
+use trellis_core::pydt::mcmc::AcceptRule::{self, General, Likelihood};
+use trellis_core::pydt::mcmc::{Data, Hypers, Sampler, Settings};
+use trellis_core::pydt::search::{greedy_search, Observations, SearchSettings};
+use trellis_core::pydt::{Leaves, Messages, Params, Tables};
 
 /// The rows of `obj`, an `(n, d)` array of finite numbers with n >= 2 and d >= 1.
 fn points(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
@@ -461,7 +461,7 @@ fn pydt_map(
     })?
     .map_err(value_error)?;
     let (tables, mut msgs) = (Tables::new(&r.params, n), Messages::default());
-    let joint = trellis_lab::pydt::ln_joint(&r.tree, &leaves, &r.params, &tables, &mut msgs);
+    let joint = trellis_core::pydt::ln_joint(&r.tree, &leaves, &r.params, &tables, &mut msgs);
     Ok(DiffusionTreeFit {
         model: if ddt { "ddt" } else { "pydt" },
         tree: Tree::from_hierarchy(Hierarchy::from_pydt(&r.tree).map_err(value_error)?),
@@ -604,10 +604,10 @@ fn pydt_mcmc(
         let mut s = Sampler::new(tree, params, Data::Gaussian(leaves), settings)
             .map_err(|e| e.to_string())?;
         let (mut trees, mut states) = (Vec::new(), Vec::with_capacity(iterations));
-        let cancel = trellis_lab::cancel::Cancel::new();
+        let cancel = trellis_core::cancel::Cancel::new();
         for it in 1..=iterations {
             if cancel.is_cancelled() {
-                return Err(trellis_lab::cancel::MESSAGE.to_string());
+                return Err(trellis_core::cancel::MESSAGE.to_string());
             }
             s.iterate(&mut rng)
                 .map_err(|e| format!("iteration {it}: {e}"))?;

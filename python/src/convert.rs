@@ -5,7 +5,7 @@
 use numpy::PyReadonlyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use trellis_lab::model::WeightMatrix;
+use trellis_core::model::WeightMatrix;
 
 /// A `ValueError` with the crate's message.
 pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -69,7 +69,7 @@ pub(crate) fn float_matrix<'py>(
     limit(rows, cols)?;
     // The crate copies the rows (and NumPy first converts other dtypes to float64).
     let bytes = rows as f64 * (cols as f64 * 8.0 + 24.0) * if kind == "f" { 1.0 } else { 2.0 };
-    trellis_lab::memory::check_fits(&format!("{what} of shape ({rows}, {cols})"), bytes)
+    trellis_core::memory::check_fits(&format!("{what} of shape ({rows}, {cols})"), bytes)
         .map_err(|e| PyValueError::new_err(format!("{e}; pass fewer rows")))?;
     if let Ok(a) = arr.extract::<PyReadonlyArray2<'py, f64>>() {
         return Ok(a);

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
-use trellis_lab::cancel::{scope, CancelHandle};
+use trellis_core::cancel::{scope, CancelHandle};
 
 create_exception!(
     trellis_lab,

@@ -7,9 +7,14 @@ use numpy::PyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use trellis_lab::data::ginkgo::{Jet as CrateJet, JetDataset, MAX_LEAVES};
+use trellis_core::data::ginkgo::{Jet as CrateJet, JetDataset, MAX_LEAVES};
 
 /// A Ginkgo jet: leaf four-momenta `(E, px, py, pz)` and its likelihood parameters.
+///
+/// `leaves` is an `(n, 4)` array-like of real numbers (a NumPy array, nested lists or tuples,
+/// a DataFrame), one row per particle, at most 64; `t_cut` is the squared-mass cut, `lam` the
+/// decay rate and `lam_root` the root split's (default `lam`). `load_jets` and
+/// `generate_jets` make jets too.
 #[pyclass(module = "trellis_lab", name = "Jet", frozen)]
 #[derive(Clone)]
 pub(crate) struct Jet {
@@ -21,7 +26,7 @@ impl Jet {
     /// A jet from an `(n, 4)` float array of four-momenta `(E, px, py, pz)`, with the
     /// squared-mass cut `t_cut` and the decay rates `lam` (and `lam_root` for the root split).
     #[new]
-    #[pyo3(signature = (leaves, t_cut = 16.0, lam = 1.5, lam_root = None, name = "jet".to_string()))]
+    #[pyo3(signature = (leaves, t_cut = 16.0, lam = 1.5, lam_root = None, name = "jet".to_string()), text_signature = "(leaves, t_cut=16.0, lam=1.5, lam_root=None, name='jet')")]
     fn new(
         leaves: &Bound<'_, PyAny>,
         t_cut: f64,
@@ -60,26 +65,31 @@ impl Jet {
         Ok(Jet { inner: jet })
     }
 
+    /// The jet's name (the file's, or `name=`).
     #[getter]
     fn name(&self) -> String {
         self.inner.name.clone()
     }
 
+    /// The number of leaves (particles).
     #[getter]
     fn n_leaves(&self) -> usize {
         self.inner.leaves.len()
     }
 
+    /// The squared-mass cut below which a node does not split further.
     #[getter]
     fn t_cut(&self) -> f64 {
         self.inner.t_cut
     }
 
+    /// The decay rate of the splits below the root.
     #[getter]
     fn lam(&self) -> f64 {
         self.inner.lam
     }
 
+    /// The decay rate of the root split.
     #[getter]
     fn lam_root(&self) -> f64 {
         self.inner.lam_root
@@ -135,7 +145,7 @@ pub(crate) fn load_jets(path: std::path::PathBuf) -> PyResult<Vec<Jet>> {
 /// Writes `jets` to `path` in the `data/ginkgo_jets` schema (read back by `load_jets` and by
 /// every config's `[jets] source = "file"`), atomically: the file appears whole or not at all.
 #[pyfunction]
-#[pyo3(signature = (jets, path, source = "written by trellis_lab (Python)".to_string()))]
+#[pyo3(signature = (jets, path, source = "written by trellis_lab (Python)".to_string()), text_signature = "(jets, path, source='written by trellis_lab (Python)')")]
 pub(crate) fn save_jets(
     jets: Vec<PyRef<'_, Jet>>,
     path: std::path::PathBuf,
@@ -145,5 +155,5 @@ pub(crate) fn save_jets(
         source,
         jets: jets.iter().map(|j| j.inner.clone()).collect(),
     };
-    trellis_lab::experiment::safe_fs::write_atomic(&path, ds.to_json()).map_err(value_error)
+    ds.save(&path).map_err(value_error)
 }

@@ -22,9 +22,9 @@ pub(crate) use tree::Tree;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use trellis_lab::exact::{CoClustering, FullTrellis, PosteriorSampler};
-use trellis_lab::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel};
-use trellis_lab::search::{
+use trellis_core::exact::{CoClustering, FullTrellis, PosteriorSampler};
+use trellis_core::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel};
+use trellis_core::search::{
     beam_search_scored, default_beam_size, generalised_kt, greedy_scored, Dedup, KtAlgorithm,
     MergeScore,
 };
@@ -143,7 +143,7 @@ impl Trellis {
     #[getter]
     fn n_map_trees(&self, py: Python<'_>) -> PyResult<u128> {
         py.detach(|| {
-            with_model!(&self.energy, m => self.trellis.n_map_trees(m, trellis_lab::exact::TIE_TOLERANCE))
+            with_model!(&self.energy, m => self.trellis.n_map_trees(m, trellis_core::exact::TIE_TOLERANCE))
         })
         .map_err(value_error)
     }

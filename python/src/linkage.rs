@@ -4,9 +4,9 @@
 use crate::{value_error, with_model, Energy};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use trellis_lab::hierarchy::Hierarchy;
-use trellis_lab::model::SplitModel;
-use trellis_lab::subset::Subset;
+use trellis_core::hierarchy::Hierarchy;
+use trellis_core::model::SplitModel;
+use trellis_core::subset::Subset;
 
 /// The heights `to_linkage` and `with_heights` can put on a tree's nodes.
 pub(crate) enum Heights<'a> {

@@ -8,10 +8,10 @@ use crate::{
 use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
-use trellis_lab::exact::MapTrellis;
-use trellis_lab::flat::{FlatTrellis, PairwiseAffinity};
-use trellis_lab::subset::Subset;
+use trellis_core::data::ginkgo::{generate_dataset, GinkgoParams};
+use trellis_core::exact::MapTrellis;
+use trellis_core::flat::{FlatTrellis, PairwiseAffinity};
+use trellis_core::subset::Subset;
 
 /// `n` jets from the Ginkgo generator with `min_leaves..=max_leaves` leaves (`jet_type` "qcd"
 /// or "w"), drawn with `seed` as `[jets] source = "generate"` draws them.
@@ -59,7 +59,7 @@ pub fn generate_jets(
 #[pyfunction]
 pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
     let w = weight_matrix(similarity, "similarity")?;
-    let t = trellis_lab::search::average_linkage(&w).map_err(value_error)?;
+    let t = trellis_core::search::average_linkage(&w).map_err(value_error)?;
     Tree::from_binary(&t)
 }
 
@@ -106,7 +106,7 @@ fn subset(leaves: &[i128], n: usize) -> PyResult<Subset> {
 /// The posterior probability that `leaves` (leaf indices) form a cluster of `t`'s trees.
 pub(crate) fn cluster_marginal(t: &Trellis, leaves: &[i128]) -> PyResult<f64> {
     let c = subset(leaves, t.trellis.n_leaves())?;
-    crate::with_model!(&t.energy, m => trellis_lab::exact::cluster_marginal(&t.trellis, m, c))
+    crate::with_model!(&t.energy, m => trellis_core::exact::cluster_marginal(&t.trellis, m, c))
         .map_err(value_error)
 }
 
@@ -189,7 +189,7 @@ pub fn standardize<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let a = crate::float_matrix(data, "data", |_, _| Ok(()))?;
     let mut rows = crate::convert::rows(&a);
-    trellis_lab::experiment::pydt::standardize(&mut rows);
+    trellis_core::data::standardize(&mut rows);
     if rows.is_empty() {
         return Ok(PyArray2::zeros(py, [0, a.shape()[1]], false));
     }

@@ -9,9 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use trellis_lab::exact::{CoClustering, PosteriorSampler};
-use trellis_lab::hierarchy::Hierarchy;
-use trellis_lab::tree::Tree as CrateTree;
+use trellis_core::exact::{CoClustering, PosteriorSampler};
+use trellis_core::hierarchy::Hierarchy;
+use trellis_core::tree::Tree as CrateTree;
 
 /// Trees drawn per call of the sampler: the rows are made as the trees come, so no more than
 /// this many trees are held at once (the draws are those of one call for all of them).
@@ -30,7 +30,7 @@ pub(crate) fn draw_parents<'py>(
     let (n, seed) = (count("n", n, 0)?, seed_of(seed)?);
     let width = (2 * n_leaves).saturating_sub(1);
     let bytes = n as f64 * width as f64 * 8.0;
-    trellis_lab::memory::check_fits(&format!("{n} samples of {width} nodes"), bytes)
+    trellis_core::memory::check_fits(&format!("{n} samples of {width} nodes"), bytes)
         .map_err(|e| PyValueError::new_err(format!("{e}; draw fewer at a time")))?;
     let rows = interruptible(py, cancel, || -> Result<Vec<i64>, String> {
         let mut rng = StdRng::seed_from_u64(seed);

@@ -9,10 +9,10 @@ use crate::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use trellis_lab::exact::{SparseResult, SparseTrellis};
-use trellis_lab::model::SplitModel;
-use trellis_lab::search::{beam_search_all, default_beam_size, Dedup};
-use trellis_lab::subset::Subset;
+use trellis_core::exact::{SparseResult, SparseTrellis};
+use trellis_core::model::SplitModel;
+use trellis_core::search::{beam_search_all, default_beam_size, Dedup};
+use trellis_core::subset::Subset;
 
 /// A sparse cluster trellis and its inside pass over one energy.
 #[pyclass(module = "trellis_lab", name = "SparseTrellis", frozen)]
@@ -108,7 +108,7 @@ impl Sparse {
     /// `sample_parents`).
     fn draws(
         &self,
-    ) -> impl Fn(usize, &mut rand::rngs::StdRng) -> Result<Vec<trellis_lab::tree::Tree>, String>
+    ) -> impl Fn(usize, &mut rand::rngs::StdRng) -> Result<Vec<trellis_core::tree::Tree>, String>
            + Send
            + Sync
            + '_ {

@@ -10,9 +10,9 @@ use pyo3::types::{PyList, PyTuple};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::hash::{Hash, Hasher};
-use trellis_lab::cancel::Cancel;
-use trellis_lab::hierarchy::Hierarchy;
-use trellis_lab::tree::Tree as CrateTree;
+use trellis_core::cancel::Cancel;
+use trellis_core::hierarchy::Hierarchy;
+use trellis_core::tree::Tree as CrateTree;
 
 /// A rooted tree over leaves `0..n`: internal nodes `n..` with two or more children each, a
 /// height per node (leaves 0, never decreasing towards the root).
@@ -61,7 +61,7 @@ fn hierarchies(trees: Vec<CrateTree>) -> Result<Vec<Hierarchy>, String> {
     let mut out = Vec::with_capacity(trees.len());
     for (i, t) in trees.into_iter().enumerate() {
         if i % 1024 == 0 && cancel.is_cancelled() {
-            return Err(trellis_lab::cancel::MESSAGE.to_string());
+            return Err(trellis_core::cancel::MESSAGE.to_string());
         }
         out.push(Hierarchy::from_tree(&t).map_err(|e| e.to_string())?);
     }

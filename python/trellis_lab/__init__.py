@@ -8,6 +8,10 @@ error messages as Python exceptions (ValueError for bad input), the same bits as
     >>> jet = tl.load_jets("data/ginkgo_jets/truth_5.json")[0]
     >>> t = tl.exact_trellis(jet)
     >>> t.log_z, t.map_log_likelihood, t.n_trees
+
+The command line's results folders read into pandas or polars DataFrames (over pyarrow), and
+configs run through the `trellis-lab` executable: `read_results`, `run`, `check` (in
+`trellis_lab.results`; the harness itself stays out of the wheel).
 """
 
 from ._trellis_lab import (
@@ -36,22 +40,26 @@ from ._trellis_lab import (
     save_jets,
     sparse_trellis,
     standardize,
-    __version__,
+    __version__ as __version__,  # re-exported (mypy --strict sees it)
 )
+from .results import CommandError, Results, check, read_results, run
 
 __all__ = [
     "CancelledError",
     "CancelToken",
     "CoalescentFit",
+    "CommandError",
     "DiffusionTreeFit",
     "DiffusionTreeSamples",
     "FlatTrellis",
     "Jet",
+    "Results",
     "SparseTrellis",
     "Tree",
     "Trellis",
     "average_linkage",
     "beam",
+    "check",
     "coalescent",
     "exact_trellis",
     "flat_trellis",
@@ -62,6 +70,8 @@ __all__ = [
     "map_trellis",
     "pydt_map",
     "pydt_mcmc",
+    "read_results",
+    "run",
     "save_jets",
     "sparse_trellis",
     "standardize",

@@ -1,21 +1,44 @@
 from os import PathLike
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import (
+    Any,
+    Literal,
+    Optional,
+    Sequence,
+    SupportsFloat,
+    SupportsIndex,
+    Union,
+    final,
+)
 
 import numpy as np
 import numpy.typing as npt
 
+# What the runtime accepts: arrays are any array-like of real numbers that numpy.asarray takes
+# (NumPy arrays of any real dtype and layout, nested lists or tuples, pandas or polars
+# DataFrames); integers anything with __index__ (int, NumPy integers); floats anything with
+# __float__; lists any sequence (list, tuple, 1-D NumPy array).
+
+_Energy = Literal["dasgupta", "correlation"]
+_MergeScore = Literal["potential", "revenue"]
+_Heights = Literal["tree", "size", "cost"]
+_Path = Union[str, PathLike[str]]
+_Ints = Union[Sequence[SupportsIndex], npt.NDArray[np.integer[Any]]]
+_Floats = Union[Sequence[SupportsFloat], npt.NDArray[Union[np.floating[Any], np.integer[Any]]]]
+
 __version__: str
+"""The package's version."""
 
 class CancelledError(Exception):
     """A computation stopped because its CancelToken was cancelled."""
 
+@final
 class CancelToken:
     """Stops the long calls given it (`cancel=`): `cancel()` from any thread, or `timeout`
     seconds after the token was made. A call whose token is cancelled before it returns raises
     CancelledError (TimeoutError once the timeout has passed); a call given a cancelled token
     raises at once. Ctrl-C stops calls on the main thread with or without a token."""
 
-    def __init__(self, timeout: Optional[float] = None) -> None: ...
+    def __new__(cls, timeout: Optional[SupportsFloat] = None) -> "CancelToken": ...
     def cancel(self) -> None:
         """Stops every call running with this token, and makes later calls with it raise."""
     @property
@@ -28,6 +51,7 @@ class CancelToken:
     def timeout(self) -> Optional[float]:
         """The timeout in seconds given when the token was made (None: none)."""
 
+@final
 class Tree:
     """A rooted tree over leaves 0..n: internal nodes n.. with two or more children, a height
     per node (leaves 0, never decreasing towards the root)."""
@@ -37,7 +61,9 @@ class Tree:
         """Newick with integer leaf labels 0..n, any arity, optional branch lengths."""
     @staticmethod
     def from_parents(
-        n_leaves: int, parents: Sequence[int], heights: Optional[Sequence[float]] = None
+        n_leaves: SupportsIndex,
+        parents: _Ints,
+        heights: Optional[_Floats] = None,
     ) -> "Tree":
         """From one parent per node (-1 for the root) and optional heights."""
     @staticmethod
@@ -47,100 +73,127 @@ class Tree:
         ValueError naming the row. collapse=True joins a merge into the merge above it at the
         same height (the k - 1 rows of a node with k children become that node again)."""
     def newick(self, branch_lengths: bool = False) -> str:
-        """Canonical Newick (children by lowest leaf); branch_lengths=True adds `:length`
-        (parent's height minus the node's) to every node but the root."""
+        """Canonical Newick, children ordered by their lowest leaf; branch_lengths=True adds
+        `:length` (the parent's height minus the node's) to every node but the root."""
     def with_heights(
         self,
-        heights: Literal["tree", "size", "cost"],
+        heights: _Heights,
         *,
         jet: Optional["Jet"] = None,
         similarity: Optional[npt.ArrayLike] = None,
-        energy: Literal["dasgupta", "correlation"] = "dasgupta",
-        beta: float = 1.0,
+        energy: _Energy = "dasgupta",
+        beta: SupportsFloat = 1.0,
     ) -> "Tree":
         """The same tree with other heights: "tree" (its own: sizes, merge times, 1 - t),
         "size" (cluster sizes) or "cost" (minus the log-likelihood of each node's subtree
         under the energy of jet= or similarity=; refused, naming the node, when a merge has
         log psi > 0 or -inf, since heights must not decrease towards the root)."""
     @property
-    def n_leaves(self) -> int: ...
+    def n_leaves(self) -> int:
+        """The number of leaves."""
     @property
-    def is_binary(self) -> bool: ...
+    def is_binary(self) -> bool:
+        """Whether every internal node has two children."""
     @property
-    def parents(self) -> npt.NDArray[np.int64]: ...
+    def parents(self) -> npt.NDArray[np.int64]:
+        """Each node's parent (leaves 0..n, internal nodes n.., -1 for the root)."""
     @property
-    def heights(self) -> npt.NDArray[np.float64]: ...
-    def clusters(self) -> list[list[int]]: ...
+    def heights(self) -> npt.NDArray[np.float64]:
+        """Each node's height (leaves 0)."""
+    def clusters(self) -> list[list[int]]:
+        """Every internal node's cluster as a sorted list of leaf indices."""
     def to_linkage(
         self,
-        heights: Literal["tree", "size", "cost"] = "tree",
+        heights: _Heights = "tree",
         *,
         jet: Optional["Jet"] = None,
         similarity: Optional[npt.ArrayLike] = None,
-        energy: Literal["dasgupta", "correlation"] = "dasgupta",
-        beta: float = 1.0,
+        energy: _Energy = "dasgupta",
+        beta: SupportsFloat = 1.0,
     ) -> npt.NDArray[np.float64]:
         """SciPy's (n - 1) x 4 linkage matrix at the chosen heights (see with_heights):
         rows by height, children first; a node with k children is k - 1 rows."""
     def log_likelihood(self, jet: "Jet") -> float:
         """The Ginkgo log-likelihood of a binary tree over the jet's leaves."""
-    def dendrogram_purity(self, labels: Sequence[Any]) -> float: ...
-    def subtree_score(self, labels: Sequence[Any]) -> float: ...
-    def ari_auc(self, labels: Sequence[Any]) -> float: ...
-    def dasgupta_cost(self, similarity: npt.ArrayLike) -> float: ...
-    def __eq__(self, other: object) -> bool:
+    def dendrogram_purity(self, labels: npt.ArrayLike) -> float:
+        """Dendrogram purity against one class label per leaf (ints, strings, ...)."""
+    def subtree_score(self, labels: npt.ArrayLike) -> float:
+        """Subtree score against one class label per leaf: pure internal nodes over n - C."""
+    def ari_auc(self, labels: npt.ArrayLike) -> float:
+        """Area under the adjusted-Rand-index curve over the cut counts, divided by n - 1."""
+    def dasgupta_cost(self, similarity: npt.ArrayLike) -> float:
+        """Dasgupta's cost of an (n, n) similarity array."""
+    def __eq__(self, other: object, /) -> bool:
         """Same leaves and same clusters (heights aside)."""
     def __hash__(self) -> int:
         """Equal trees hash equal (dict keys, sets, collections.Counter)."""
 
+@final
 class Jet:
     """A Ginkgo jet: leaf four-momenta (E, px, py, pz) and likelihood parameters."""
 
-    def __init__(
-        self,
-        leaves: npt.NDArray[np.float64],
-        t_cut: float = 16.0,
-        lam: float = 1.5,
-        lam_root: Optional[float] = None,
+    def __new__(
+        cls,
+        leaves: npt.ArrayLike,
+        t_cut: SupportsFloat = 16.0,
+        lam: SupportsFloat = 1.5,
+        lam_root: Optional[SupportsFloat] = None,
         name: str = "jet",
-    ) -> None: ...
+    ) -> "Jet":
+        """`leaves`: an (n, 4) array-like of four-momenta (E, px, py, pz), at most 64 rows."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The jet's name."""
     @property
-    def n_leaves(self) -> int: ...
+    def n_leaves(self) -> int:
+        """The number of leaves (particles)."""
     @property
-    def t_cut(self) -> float: ...
+    def t_cut(self) -> float:
+        """The squared-mass cut below which a node does not split further."""
     @property
-    def lam(self) -> float: ...
+    def lam(self) -> float:
+        """The decay rate of the splits below the root."""
     @property
-    def lam_root(self) -> float: ...
+    def lam_root(self) -> float:
+        """The decay rate of the root split."""
     @property
-    def leaves(self) -> npt.NDArray[np.float64]: ...
+    def leaves(self) -> npt.NDArray[np.float64]:
+        """The four-momenta as an (n, 4) array."""
     @property
-    def truth(self) -> Optional[Tree]: ...
+    def truth(self) -> Optional[Tree]:
+        """The generator's tree, if the file gave one."""
 
+@final
 class Trellis:
     """The exact cluster trellis over every binary tree."""
 
     @property
-    def n_leaves(self) -> int: ...
+    def n_leaves(self) -> int:
+        """The number of leaves."""
     @property
-    def log_z(self) -> float: ...
+    def log_z(self) -> float:
+        """The log partition function over every binary tree."""
     @property
-    def map_log_likelihood(self) -> float: ...
+    def map_log_likelihood(self) -> float:
+        """The MAP tree's log-likelihood."""
     @property
-    def map_tree(self) -> Tree: ...
+    def map_tree(self) -> Tree:
+        """The MAP tree."""
     @property
-    def n_trees(self) -> int: ...
+    def n_trees(self) -> int:
+        """The number of trees with a finite likelihood (exact)."""
     @property
-    def entropy(self) -> float: ...
+    def entropy(self) -> float:
+        """The posterior entropy in nats."""
     @property
-    def n_map_trees(self) -> int: ...
+    def n_map_trees(self) -> int:
+        """How many trees attain the MAP log-likelihood (ties to a relative 1e-9)."""
     def sample(
-        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
-    ) -> list[Tree]: ...
+        self, n: SupportsIndex, seed: SupportsIndex = 0, *, cancel: Optional[CancelToken] = None
+    ) -> list[Tree]:
+        """`n` exact posterior samples drawn with `seed`."""
     def sample_parents(
-        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+        self, n: SupportsIndex, seed: SupportsIndex = 0, *, cancel: Optional[CancelToken] = None
     ) -> npt.NDArray[np.int64]:
         """sample(n, seed)'s trees as an (n, 2N - 1) int64 array of canonical parent rows:
         leaves 0..N, internal nodes N.. in post-order with children by lowest leaf, the root
@@ -156,118 +209,148 @@ class Trellis:
         self, *, cancel: Optional[CancelToken] = None
     ) -> npt.NDArray[np.float64]:
         """(N, N) probability that {i, j} is a cluster (i and j merged directly); 0 on the diagonal."""
-    def cluster_marginal(self, leaves: list[int]) -> float: ...
-    def log_probability(self, tree: Tree) -> float: ...
+    def cluster_marginal(self, leaves: _Ints) -> float:
+        """The posterior probability that `leaves` form a cluster."""
+    def log_probability(self, tree: Tree) -> float:
+        """The log posterior probability of a binary tree over the trellis's leaves."""
 
-def load_jets(path: Union[str, PathLike[str]]) -> list[Jet]: ...
-def save_jets(jets: list[Jet], path: Union[str, PathLike[str]], source: str = ...) -> None: ...
+def load_jets(path: _Path) -> list[Jet]:
+    """The jets of a file in the data/ginkgo_jets schema."""
+def save_jets(
+    jets: Sequence[Jet], path: _Path, source: str = "written by trellis_lab (Python)"
+) -> None:
+    """Writes `jets` to `path` in the data/ginkgo_jets schema, atomically."""
 def exact_trellis(
     jet: Optional[Jet] = None,
     *,
-    similarity: Optional[npt.NDArray[np.float64]] = None,
-    energy: str = "dasgupta",
-    beta: float = 1.0,
-    max_leaves: int = 22,
+    similarity: Optional[npt.ArrayLike] = None,
+    energy: _Energy = "dasgupta",
+    beta: SupportsFloat = 1.0,
+    max_leaves: SupportsIndex = 22,
     cancel: Optional[CancelToken] = None,
-) -> Trellis: ...
+) -> Trellis:
+    """The exact trellis of a jet, or of an (n, n) similarity array under `energy`."""
 def beam(
     jet: Optional[Jet] = None,
     *,
-    similarity: Optional[npt.NDArray[np.float64]] = None,
-    energy: str = "dasgupta",
-    beta: float = 1.0,
-    beam_size: Optional[int] = None,
-    dedup: str = "clusters",
-    merge_score: str = "potential",
+    similarity: Optional[npt.ArrayLike] = None,
+    energy: _Energy = "dasgupta",
+    beta: SupportsFloat = 1.0,
+    beam_size: Optional[SupportsIndex] = None,
+    dedup: Literal["clusters", "equal_total"] = "clusters",
+    merge_score: _MergeScore = "potential",
     cancel: Optional[CancelToken] = None,
-) -> tuple[Tree, float]: ...
+) -> tuple[Tree, float]:
+    """Beam search: the best tree it finds and its log-likelihood."""
 def greedy(
     jet: Optional[Jet] = None,
     *,
-    similarity: Optional[npt.NDArray[np.float64]] = None,
-    energy: str = "dasgupta",
-    beta: float = 1.0,
-    merge_score: str = "potential",
-) -> tuple[Tree, float]: ...
-def kt(jet: Jet, p: float = 1.0, r: float = 1.0) -> Tree: ...
+    similarity: Optional[npt.ArrayLike] = None,
+    energy: _Energy = "dasgupta",
+    beta: SupportsFloat = 1.0,
+    merge_score: _MergeScore = "potential",
+) -> tuple[Tree, float]:
+    """Greedy agglomeration: its tree and log-likelihood."""
+def kt(jet: Jet, p: SupportsFloat = 1.0, r: SupportsFloat = 1.0) -> Tree:
+    """The generalised kt algorithm: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt)."""
 
+@final
 class FlatTrellis:
     """The exact flat cluster trellis over every clustering."""
 
     @property
-    def log_z(self) -> float: ...
+    def log_z(self) -> float:
+        """The log partition function over all clusterings."""
     @property
-    def map_log_energy(self) -> float: ...
-    def map_labels(self) -> npt.NDArray[np.int64]: ...
-    def pairwise_marginals(self) -> npt.NDArray[np.float64]: ...
+    def map_log_energy(self) -> float:
+        """The MAP clustering's log energy."""
+    def map_labels(self) -> npt.NDArray[np.int64]:
+        """The MAP clustering as a label per point."""
+    def pairwise_marginals(self) -> npt.NDArray[np.float64]:
+        """The (n, n) probabilities that i and j share a cluster."""
 
 def generate_jets(
-    n: int,
-    min_leaves: int = 5,
-    max_leaves: int = 10,
-    seed: int = 0,
-    jet_type: str = "qcd",
-    root_scale: Optional[float] = None,
-    max_tries: Optional[int] = None,
+    n: SupportsIndex,
+    min_leaves: SupportsIndex = 5,
+    max_leaves: SupportsIndex = 10,
+    seed: SupportsIndex = 0,
+    jet_type: Literal["qcd", "w"] = "qcd",
+    root_scale: Optional[SupportsFloat] = None,
+    max_tries: Optional[SupportsIndex] = None,
     *,
     cancel: Optional[CancelToken] = None,
-) -> list[Jet]: ...
-def average_linkage(similarity: npt.NDArray[np.float64]) -> Tree: ...
+) -> list[Jet]:
+    """`n` jets from the Ginkgo generator, drawn with `seed` as the configs draw them."""
+def average_linkage(similarity: npt.ArrayLike) -> Tree:
+    """Average linkage (UPGMA) on an (n, n) similarity array."""
 def map_trellis(
     jet: Optional[Jet] = None,
     *,
-    similarity: Optional[npt.NDArray[np.float64]] = None,
-    energy: str = "dasgupta",
-    beta: float = 1.0,
-    max_leaves: int = 24,
+    similarity: Optional[npt.ArrayLike] = None,
+    energy: _Energy = "dasgupta",
+    beta: SupportsFloat = 1.0,
+    max_leaves: SupportsIndex = 24,
     cancel: Optional[CancelToken] = None,
-) -> tuple[Tree, float]: ...
+) -> tuple[Tree, float]:
+    """The exact MAP tree and value alone (the MAP-only trellis)."""
 def standardize(data: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Columns centred and scaled to unit variance, as the board feeds the coalescent and PYDT."""
 def flat_trellis(
-    affinity: npt.NDArray[np.float64], beta: float = 1.0, *, cancel: Optional[CancelToken] = None
-) -> FlatTrellis: ...
+    affinity: npt.ArrayLike, beta: SupportsFloat = 1.0, *, cancel: Optional[CancelToken] = None
+) -> FlatTrellis:
+    """The flat trellis of the correlation-clustering energy over an (n, n) affinity array."""
 
+@final
 class SparseTrellis:
     """The exact trellis restricted to the trees whose clusters are all vertices."""
 
     @property
-    def log_z(self) -> float: ...
+    def log_z(self) -> float:
+        """log Z over the trees the vertex set encodes."""
     @property
-    def map_log_likelihood(self) -> float: ...
+    def map_log_likelihood(self) -> float:
+        """The best encoded tree's log-likelihood."""
     @property
-    def map_tree(self) -> Optional[Tree]: ...
+    def map_tree(self) -> Optional[Tree]:
+        """The best encoded tree (None when none has a finite likelihood)."""
     @property
-    def n_trees(self) -> float: ...
+    def n_trees(self) -> float:
+        """The number of encoded trees with a finite likelihood."""
     @property
-    def n_vertices(self) -> int: ...
+    def n_vertices(self) -> int:
+        """The number of vertices (clusters, leaves and root included)."""
     @property
-    def sparsity_index(self) -> float: ...
+    def sparsity_index(self) -> float:
+        """log of the encoded trees over log of all (2N-3)!! trees."""
     def sample(
-        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
-    ) -> list[Tree]: ...
+        self, n: SupportsIndex, seed: SupportsIndex = 0, *, cancel: Optional[CancelToken] = None
+    ) -> list[Tree]:
+        """`n` exact samples from the posterior restricted to the encoded trees."""
     def sample_parents(
-        self, n: int, seed: int = 0, *, cancel: Optional[CancelToken] = None
+        self, n: SupportsIndex, seed: SupportsIndex = 0, *, cancel: Optional[CancelToken] = None
     ) -> npt.NDArray[np.int64]:
         """sample(n, seed)'s trees as canonical parent rows (as Trellis.sample_parents)."""
 
 def sparse_trellis(
     jet: Optional[Jet] = None,
     *,
-    similarity: Optional[npt.NDArray[np.float64]] = None,
-    energy: str = "dasgupta",
-    beta: float = 1.0,
-    trees: Optional[list[Tree]] = None,
-    seed_trees: Optional[int] = None,
+    similarity: Optional[npt.ArrayLike] = None,
+    energy: _Energy = "dasgupta",
+    beta: SupportsFloat = 1.0,
+    trees: Optional[Sequence[Tree]] = None,
+    seed_trees: Optional[SupportsIndex] = None,
     cancel: Optional[CancelToken] = None,
-) -> SparseTrellis: ...
+) -> SparseTrellis:
+    """The sparse trellis over the clusters of `trees` (default: beam search's final beam)."""
 
+@final
 class CoalescentFit:
     """A coalescent fit: the highest-weight tree, every particle with its weight and, for the SMC
     methods, the estimate of log p(X) and the weight mode that produced it."""
 
     @property
-    def method(self) -> str: ...
+    def method(self) -> str:
+        """The method's name ("mpost2", "mgreedy", ...)."""
     @property
     def tree(self) -> Tree:
         """The highest-weight tree (a greedy method's one tree); heights are merge times."""
@@ -285,17 +368,20 @@ class CoalescentFit:
     def weight_mode(self) -> Optional[Literal["exact", "paper_faithful"]]:
         """The weight mode that produced log_evidence; None for a greedy method."""
     @property
-    def resamples(self) -> int: ...
+    def resamples(self) -> int:
+        """SMC stages that resampled (0 for a greedy method)."""
     @property
     def log_joint(self) -> float:
         """log p(X, tree) of the best tree under the model."""
 
+@final
 class DiffusionTreeFit:
     """A diffusion tree's MAP search: the best tree, its objective and log joint, the best
     objective after each step, and the parameters at the end."""
 
     @property
-    def model(self) -> Literal["pydt", "ddt"]: ...
+    def model(self) -> Literal["pydt", "ddt"]:
+        """"pydt" or "ddt"."""
     @property
     def tree(self) -> Tree:
         """The MAP tree (any arity for the PYDT); heights are 1 - t."""
@@ -308,7 +394,8 @@ class DiffusionTreeFit:
     def log_joint(self) -> float:
         """log p(X, T, t) at the final parameters (what pydt_mcmc traces)."""
     @property
-    def em_runs(self) -> int: ...
+    def em_runs(self) -> int:
+        """Full EM runs the search made."""
     @property
     def params(self) -> dict[str, float]:
         """{"theta", "alpha", "c", "sigma2"} at the end."""
@@ -316,11 +403,13 @@ class DiffusionTreeFit:
     def trace(self) -> npt.NDArray[np.float64]:
         """The best objective after the start and after each search step."""
 
+@final
 class DiffusionTreeSamples:
     """A chain of the collapsed diffusion-tree sampler."""
 
     @property
-    def model(self) -> Literal["pydt", "ddt"]: ...
+    def model(self) -> Literal["pydt", "ddt"]:
+        """"pydt" or "ddt"."""
     @property
     def moves(self) -> tuple[int, int, int]:
         """Detach/re-attach moves (proposed, accepted, abandoned)."""
@@ -331,7 +420,8 @@ class DiffusionTreeSamples:
     def log_joint(self) -> npt.NDArray[np.float64]:
         """log p(X, T, t) after each iteration (length iterations)."""
     @property
-    def log_likelihood(self) -> npt.NDArray[np.float64]: ...
+    def log_likelihood(self) -> npt.NDArray[np.float64]:
+        """log p(X | T, t) after each iteration."""
     @property
     def params(self) -> dict[str, npt.NDArray[np.float64]]:
         """{"theta", "alpha", "c", "sigma2"}: each parameter after each iteration."""
@@ -350,43 +440,46 @@ def coalescent(
         "greedy_exact",
     ] = "mpost2",
     *,
-    particles: int = 20,
-    seed: int = 0,
-    sigma2: Optional[float] = None,
+    particles: SupportsIndex = 20,
+    seed: SupportsIndex = 0,
+    sigma2: Optional[SupportsFloat] = None,
     phi: Optional[npt.ArrayLike] = None,
     weight_mode: Literal["exact", "paper_faithful"] = "exact",
-    resample_threshold: float = 0.5,
+    resample_threshold: SupportsFloat = 0.5,
     cancel: Optional[CancelToken] = None,
-) -> CoalescentFit: ...
+) -> CoalescentFit:
+    """Kingman-coalescent clustering of the rows of an (n, d) array."""
 def pydt_map(
     data: npt.ArrayLike,
     *,
     ddt: bool = False,
-    seed: int = 0,
-    theta: Optional[float] = None,
-    alpha: Optional[float] = None,
-    c: float = 1.0,
-    sigma2: float = 1.0,
-    noise: float = 0.1,
-    iterations: int = 30,
+    seed: SupportsIndex = 0,
+    theta: Optional[SupportsFloat] = None,
+    alpha: Optional[SupportsFloat] = None,
+    c: SupportsFloat = 1.0,
+    sigma2: SupportsFloat = 1.0,
+    noise: SupportsFloat = 0.1,
+    iterations: SupportsIndex = 30,
     learn: Sequence[Literal["theta", "alpha", "c", "sigma2"]] = (),
     cancel: Optional[CancelToken] = None,
-) -> DiffusionTreeFit: ...
+) -> DiffusionTreeFit:
+    """The MAP Pitman-Yor (or, with ddt=True, Dirichlet) diffusion tree by EM search."""
 def pydt_mcmc(
     data: npt.ArrayLike,
-    iterations: int = 100,
+    iterations: SupportsIndex = 100,
     *,
     ddt: bool = False,
-    seed: int = 0,
-    theta: Optional[float] = None,
-    alpha: Optional[float] = None,
-    c: float = 1.0,
-    sigma2: float = 1.0,
-    noise: float = 0.0,
+    seed: SupportsIndex = 0,
+    theta: Optional[SupportsFloat] = None,
+    alpha: Optional[SupportsFloat] = None,
+    c: SupportsFloat = 1.0,
+    sigma2: SupportsFloat = 1.0,
+    noise: SupportsFloat = 0.0,
     sample: Sequence[Literal["theta", "alpha", "c", "sigma2"]] = ("theta", "alpha", "c", "sigma2"),
-    moves: int = 0,
+    moves: SupportsIndex = 0,
     rule: Literal["general", "likelihood"] = "general",
-    thin: int = 1,
-    max_tries: int = 100,
+    thin: SupportsIndex = 1,
+    max_tries: SupportsIndex = 100,
     cancel: Optional[CancelToken] = None,
-) -> DiffusionTreeSamples: ...
+) -> DiffusionTreeSamples:
+    """A chain of the collapsed Pitman-Yor (or Dirichlet) diffusion-tree sampler."""

@@ -10,6 +10,11 @@
 #   scripts/slurm/submit.sh --wait configs/jets.toml 8 --partition=short --time=02:00:00
 #   scripts/slurm/submit.sh configs/jets.toml 8 --cpus-per-task=4     # 4 threads per shard
 #
+# Needs a file system shared by the submitting node and every compute node, mounted at the same
+# path (the repository or working folder, the binary and the results folder): each task writes
+# its shard folder under the config's output_dir and the merge job reads all of them from there;
+# nothing is copied between nodes. Node-local scratch (/tmp) does not work.
+#
 # Run it from the folder the jobs should work in (normally the repository root): the jobs run
 # there, a relative CONFIG, the config's output_dir (default "results", relative to the config's folder) and the
 # default TRELLIS_LAB (target/release/trellis-lab) are taken from there, and the Slurm logs

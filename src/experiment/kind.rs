@@ -135,6 +135,26 @@ impl Results {
     }
 }
 
+/// A figure's caption on the report page and its alternative text (what the image shows, for a
+/// reader who cannot see it). Each kind writes them beside the code that draws its figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caption {
+    /// The caption under the figure: what it reproduces and how to read it.
+    pub text: String,
+    /// The image's alternative text.
+    pub alt: String,
+}
+
+impl Caption {
+    /// A caption and an alternative text.
+    pub fn new(text: impl Into<String>, alt: impl Into<String>) -> Caption {
+        Caption {
+            text: text.into(),
+            alt: alt.into(),
+        }
+    }
+}
+
 /// An experiment kind. Implement it on a unit struct in `src/experiment/<name>/` and add one
 /// line to the registry in `src/experiment/mod.rs`.
 pub trait Experiment: Send + Sync + 'static {
@@ -175,6 +195,12 @@ pub trait Experiment: Send + Sync + 'static {
     /// Draws every figure into `out` from `results`' tables and manifest alone.
     fn figures(&self, results: &Results, out: &Path) -> Result<()>;
 
+    /// The caption and alternative text of the figure `<stem>.png` that [`Experiment::figures`]
+    /// draws (`None` for a stem it does not draw).
+    fn caption(&self, _stem: &str) -> Option<Caption> {
+        None
+    }
+
     /// The named numbers `check` compares with the expected ones, computed from the tables.
     fn measures(&self, results: &Results) -> Result<Vec<Measure>>;
 
@@ -206,6 +232,8 @@ pub trait Kind: Send + Sync {
     fn shardable(&self) -> bool;
     /// See [`Experiment::figures`].
     fn figures(&self, results: &Results, out: &Path) -> Result<()>;
+    /// See [`Experiment::caption`].
+    fn caption(&self, stem: &str) -> Option<Caption>;
     /// See [`Experiment::measures`].
     fn measures(&self, results: &Results) -> Result<Vec<Measure>>;
     /// See [`Experiment::expected`].
@@ -250,6 +278,10 @@ impl<E: Experiment> Kind for E {
 
     fn figures(&self, results: &Results, out: &Path) -> Result<()> {
         Experiment::figures(self, results, out)
+    }
+
+    fn caption(&self, stem: &str) -> Option<Caption> {
+        Experiment::caption(self, stem)
     }
 
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {

@@ -1,10 +1,11 @@
 //! `trellis-lab list`: every config with the paper item it reproduces, its run time, and the
-//! state of its result (none, stale, checks passed or failed), from `experiments/catalog.toml`
-//! and the results folders. Nothing is written: verdicts are recomputed from the tables.
+//! state of its result (none, stale, checks passed or failed), from `experiments/catalog.toml`,
+//! `experiments/run_times.toml` (one measured run, generated) and the results folders. Nothing is written: verdicts are recomputed from the tables.
 
 use super::config;
 use super::kind::Results;
 use super::registry::Registry;
+use super::run_times::RunTimes;
 use super::staging;
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -23,8 +24,6 @@ pub struct CatalogEntry {
     /// The key of the paper it reproduces (none for the board, which runs every paper's methods).
     #[serde(default)]
     pub paper: Option<String>,
-    /// Its run time on 2 cores once built.
-    pub time: String,
 }
 
 /// A reproduced paper, cited once in the catalog.
@@ -152,7 +151,7 @@ pub struct Row {
     pub config: PathBuf,
     /// From the catalog (`?` when missing).
     pub reproduces: String,
-    /// From the catalog.
+    /// From the run times of one measured run (`?` when missing).
     pub time: String,
     /// Its results folder (when the config loads).
     pub results: Option<PathBuf>,
@@ -160,8 +159,14 @@ pub struct Row {
     pub state: State,
 }
 
-/// Every `*.toml` in `configs` (sorted), with the catalog's words and its result's state.
-pub fn list(registry: &Registry, configs: &Path, catalog: &[CatalogEntry]) -> Result<Vec<Row>> {
+/// Every `*.toml` in `configs` (sorted), with the catalog's words, its measured run time and its
+/// result's state.
+pub fn list(
+    registry: &Registry,
+    configs: &Path,
+    catalog: &[CatalogEntry],
+    times: &RunTimes,
+) -> Result<Vec<Row>> {
     let by_file: BTreeMap<&str, &CatalogEntry> =
         catalog.iter().map(|e| (e.file.as_str(), e)).collect();
     let mut files: Vec<PathBuf> = std::fs::read_dir(configs)
@@ -193,7 +198,7 @@ pub fn list(registry: &Registry, configs: &Path, catalog: &[CatalogEntry]) -> Re
         rows.push(Row {
             config: path,
             reproduces: entry.map_or("?".into(), |e| e.reproduces.clone()),
-            time: entry.map_or("?".into(), |e| e.time.clone()),
+            time: times.short_of(&name).unwrap_or_else(|| "?".into()),
             results,
             state,
         });
@@ -284,8 +289,7 @@ mod tests {
                 p.key
             );
         }
-        let bad =
-            "[[config]]\nfile = \"a.toml\"\nreproduces = \"x\"\npaper = \"nope\"\ntime = \"1 s\"\n";
+        let bad = "[[config]]\nfile = \"a.toml\"\nreproduces = \"x\"\npaper = \"nope\"\n";
         let e = Catalog::parse(bad, "t").unwrap_err().to_string();
         assert!(e.contains("\"nope\"") && e.contains("a.toml"), "{e}");
     }
@@ -300,7 +304,7 @@ mod tests {
                 "{} twice in the catalog",
                 e.file
             );
-            assert!(!e.reproduces.is_empty() && !e.time.is_empty(), "{}", e.file);
+            assert!(!e.reproduces.is_empty(), "{}", e.file);
         }
         let configs: std::collections::BTreeSet<String> =
             std::fs::read_dir(crate_dir().join("configs"))
@@ -332,10 +336,10 @@ mod tests {
             file: "jets_smoke.toml".into(),
             reproduces: "smoke".into(),
             paper: None,
-            time: "1 s".into(),
         }];
+        let times = RunTimes::builtin();
         let reg = Registry::builtin();
-        let rows = list(&reg, &configs, &catalog).unwrap();
+        let rows = list(&reg, &configs, &catalog, times).unwrap();
         assert_eq!(rows.len(), 2);
         assert!(
             matches!(rows[0].state, State::BadConfig(_)),
@@ -343,9 +347,14 @@ mod tests {
             rows[0].state
         );
         assert_eq!(rows[0].reproduces, "?");
+        assert_eq!(rows[0].time, "?");
+        assert_eq!(
+            Some(rows[1].time.clone()),
+            times.short_of("jets_smoke.toml")
+        );
         assert_eq!(rows[1].state, State::None);
         super::super::run_config_in(&reg, &configs.join("jets_smoke.toml"), true).unwrap();
-        let rows = list(&reg, &configs, &catalog).unwrap();
+        let rows = list(&reg, &configs, &catalog, times).unwrap();
         match &rows[1].state {
             State::Checked { passed, total } => assert!(*total > 0 && passed == total),
             other => panic!("{other:?}"),
@@ -356,7 +365,7 @@ mod tests {
             text.replace("seed = ", "seed = 1"),
         )
         .unwrap();
-        let rows = list(&reg, &configs, &catalog).unwrap();
+        let rows = list(&reg, &configs, &catalog, times).unwrap();
         assert_eq!(
             rows[1].state,
             State::Stale("config changed (experiment.seed)".into())

@@ -34,6 +34,7 @@ mod parquet_guard;
 pub mod properties;
 pub mod references;
 pub mod registry;
+pub mod run_times;
 pub mod safe_fs;
 mod signals;
 pub mod staging;
@@ -386,10 +387,14 @@ fn execute(
             );
         }
         manifest.timing("run", t0.elapsed().as_secs_f64());
-        manifest.set(
-            "jobs",
-            serde_json::json!({"computed": jobs.computed(), "reused": jobs.reused()}),
-        );
+        // Only kinds that hand their work to jobs have a count (a kind that computes in one
+        // piece would show a meaningless "computed 0, reused 0").
+        if jobs.computed() + jobs.reused() > 0 {
+            manifest.set(
+                "jobs",
+                serde_json::json!({"computed": jobs.computed(), "reused": jobs.reused()}),
+            );
+        }
         if let Some(n) = merged_shards {
             manifest.set("merged_shards", n);
         }

@@ -383,6 +383,8 @@ impl Manifest {
                 .map(|n| n.get())
                 .unwrap_or(1)),
         );
+        fields.insert("cpu_model".into(), json!(cpu_model()));
+        fields.insert("load_average_at_start".into(), json!(load_average()));
         fields.insert("started_unix_seconds".into(), json!(unix_now()));
         Manifest {
             fields,
@@ -460,6 +462,31 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// The processor's model name (the first "model name" of /proc/cpuinfo), or `"unknown"` where
+/// the file is missing (not Linux) or names none: run times are read beside it.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| cpu_model_of(&s))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn cpu_model_of(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        (key.trim() == "model name" && !value.trim().is_empty())
+            .then(|| value.split_whitespace().collect::<Vec<_>>().join(" "))
+    })
+}
+
+/// The system's load averages over 1, 5 and 15 minutes (/proc/loadavg) when the run started, or
+/// null where the file is missing: a run time measured on a busy machine says so.
+fn load_average() -> Option<[f64; 3]> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = s.split_whitespace().map(|w| w.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
 }
 
 /// The git revision of the working directory (with `-dirty` when tracked files have uncommitted
@@ -694,4 +721,20 @@ pub fn describe_changes(changes: &[(String, String)]) -> String {
         s.push_str(&format!("; and {} more", changes.len() - 3));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_model_is_the_first_model_name_with_spaces_collapsed() {
+        let info = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 85\n\
+                    model name\t: Intel(R) Xeon(R)  CPU @ 2.00GHz\nprocessor\t: 1\n\
+                    model name\t: Other\n";
+        assert_eq!(
+            super::cpu_model_of(info).as_deref(),
+            Some("Intel(R) Xeon(R) CPU @ 2.00GHz")
+        );
+        assert_eq!(super::cpu_model_of("processor\t: 0\nmodel\t: 85\n"), None);
+        assert_eq!(super::cpu_model_of("model name\t:   \n"), None);
+    }
 }

@@ -47,21 +47,51 @@ pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
         count(&|f| matches!(f.checks, Checks::NotChecked)),
         entries.len() - folders.len(),
     ));
-    b.push_str(
-        "<table class=\"index\">\n<thead><tr><th></th><th>results folder</th><th>kind</th>\
-         <th>checks</th><th>figures</th><th>seconds</th><th>finished (UTC)</th></tr></thead>\n<tbody>\n",
-    );
-    for e in entries {
-        b.push_str(&match e {
-            Entry::Results(f) => index_row(f),
-            Entry::Incomplete { name, why } => format!(
-                "<tr><td></td><td>{}</td><td></td><td class=\"muted\" colspan=\"4\">incomplete: {}</td></tr>\n",
-                escape(name),
-                escape(why)
-            ),
-        });
+    // Grouped by paper (in the catalog's order), then the runs of every paper's methods (the
+    // board), then the rest (your own data, incomplete folders).
+    let catalog = crate::experiment::list::Catalog::builtin();
+    let group_of = |e: &Entry| -> usize {
+        let Entry::Results(f) = e else {
+            return catalog.paper.len() + 1;
+        };
+        let m = f.manifest.as_ref().ok();
+        match catalog.entry(exp_name(f, m)) {
+            Some((_, Some(p))) => catalog
+                .paper
+                .iter()
+                .position(|q| q.key == p.key)
+                .unwrap_or(catalog.paper.len()),
+            Some((_, None)) => catalog.paper.len(),
+            None => catalog.paper.len() + 1,
+        }
+    };
+    for g in 0..=catalog.paper.len() + 1 {
+        let rows: Vec<&Entry> = entries.iter().filter(|e| group_of(e) == g).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let heading = match catalog.paper.get(g) {
+            Some(p) => escape(&p.short),
+            None if g == catalog.paper.len() => "Every paper's methods on every dataset".into(),
+            None => "Other runs".into(),
+        };
+        b.push_str(&format!("<h2>{heading}</h2>\n"));
+        b.push_str(
+            "<table class=\"index\">\n<thead><tr><th></th><th>results folder</th><th>kind</th>\
+             <th>checks</th><th>figures</th><th>seconds</th><th>finished (UTC)</th></tr></thead>\n<tbody>\n",
+        );
+        for e in rows {
+            b.push_str(&match e {
+                Entry::Results(f) => index_row(f),
+                Entry::Incomplete { name, why } => format!(
+                    "<tr><td></td><td>{}</td><td></td><td class=\"muted\" colspan=\"4\">incomplete: {}</td></tr>\n",
+                    escape(name),
+                    escape(why)
+                ),
+            });
+        }
+        b.push_str("</tbody>\n</table>\n");
     }
-    b.push_str("</tbody>\n</table>\n");
     b.push_str("<h2>Reproduced papers</h2>\n<ul class=\"papers\">\n");
     for p in &crate::experiment::list::Catalog::builtin().paper {
         b.push_str(&format!("<li>{}</li>\n", escape(&p.citation)));
@@ -74,7 +104,7 @@ pub fn index_page(entries: &[Entry], ctx: &Context) -> String {
 /// reproduces, or, when its config differs from the shipped one, which keys differ (its numbers
 /// are then not that item's). Empty for other names.
 fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
-    let Some((e, paper)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
+    let Some((e, _)) = crate::experiment::list::Catalog::builtin().entry(exp_name) else {
         return String::new();
     };
     let differs = m
@@ -82,12 +112,15 @@ fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
         .and_then(|c| crate::experiment::references::differences(exp_name, c))
         .unwrap_or_default();
     if differs.is_empty() {
-        let cite = paper.map(|p| format!(" ({})", p.short)).unwrap_or_default();
-        format!(
-            "<div class=\"muted\">{}{}</div>",
-            escape(&e.reproduces),
-            escape(&cite)
-        )
+        // The paper heads the row's group; a smoke run names the paper item of its full config (`X_smoke` of `X`).
+        let full = exp_name
+            .strip_suffix("_smoke")
+            .and_then(|x| crate::experiment::list::Catalog::builtin().entry(x));
+        let what = match full {
+            Some((full, _)) => format!("smoke run of {}: {}", full.file, full.reproduces),
+            None => e.reproduces.clone(),
+        };
+        format!("<div class=\"muted\">{}</div>", escape(&what))
     } else {
         format!(
             "<div class=\"muted\">config differs from configs/{} in {}: not that paper item</div>",
@@ -95,6 +128,13 @@ fn paper_item(exp_name: &str, m: Option<&serde_json::Value>) -> String {
             escape(&crate::data::clip(&differs.join(", "), 120))
         )
     }
+}
+
+/// The experiment name of a results folder (its manifest's, else the folder's).
+fn exp_name<'a>(f: &'a Folder, m: Option<&'a serde_json::Value>) -> &'a str {
+    m.and_then(|m| m.pointer("/config/experiment/name"))
+        .and_then(|v| v.as_str())
+        .unwrap_or(&f.name)
 }
 
 /// One results folder's row of the index.
@@ -114,11 +154,7 @@ fn index_row(f: &Folder) -> String {
         })
         .unwrap_or_default();
     let mut name = link(&page, &f.name);
-    let exp_name = m
-        .and_then(|m| m.pointer("/config/experiment/name"))
-        .and_then(|v| v.as_str())
-        .unwrap_or(&f.name);
-    name.push_str(&paper_item(exp_name, m));
+    name.push_str(&paper_item(exp_name(f, m), m));
     if let Err(e) = &f.manifest {
         name.push_str(&format!(
             "<div class=\"error\">manifest.json cannot be read: {}</div>",
@@ -178,5 +214,15 @@ mod tests {
             "{other}"
         );
         assert_eq!(super::paper_item("my_own_data", None), "");
+        // A smoke run names its full config's paper item.
+        let (_, smoke) = crate::experiment::references::CONFIGS
+            .iter()
+            .find(|(n, _)| *n == "jets_smoke")
+            .unwrap();
+        let item = super::paper_item("jets_smoke", Some(&parse(smoke)));
+        assert!(
+            item.contains("smoke run of jets.toml") && item.contains("Table 1"),
+            "{item}"
+        );
     }
 }

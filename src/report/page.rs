@@ -26,7 +26,7 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .lead{font-size:1.1em;padding:.5em .8em;background:#eef3fb;border-left:4px solid #3b6fc4}\
 figure{display:inline-block;margin:.5em;vertical-align:top;max-width:100%}\
 figure img{width:560px;max-width:100%;border:1px solid #ddd;background:#fff}\
-figcaption{font-size:.9em;color:#444;text-align:center}\
+figcaption{font-size:.9em;color:#444;text-align:left;max-width:560px}\
 pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:40em}\
 code{background:#f3f3f3;padding:0 .2em}img.thumb{height:48px;max-width:110px;object-fit:contain;border:1px solid #ddd}\
 nav{font-size:.95em}footer{margin-top:2em;font-size:.85em;color:#666}";
@@ -330,24 +330,42 @@ fn check_row(c: &Check) -> String {
     )
 }
 
-/// Every figure: the SVG (or PNG) as an image, linked to the PNG (or itself).
+/// The caption and alternative text of figure `stem` of a run of `kind`, from the kind's own
+/// caption source ([`crate::experiment::kind::Experiment::caption`]); a figure it does not
+/// know (an older run's) is named by its file and described as a figure of the kind.
+pub(super) fn figure_caption(kind: Option<&str>, stem: &str) -> crate::experiment::kind::Caption {
+    kind.and_then(|k| crate::experiment::Registry::builtin().get(k))
+        .and_then(|k| k.caption(stem))
+        .unwrap_or_else(|| {
+            crate::experiment::kind::Caption::new(
+                format!("{stem} (no caption for this figure)"),
+                format!("Figure {stem} of a {} run", kind.unwrap_or("results")),
+            )
+        })
+}
+
+/// Every figure: the SVG (or PNG) as an image, linked to the PNG (or itself), with its
+/// caption and alternative text.
 fn figures_section(f: &Folder) -> String {
     let mut b = format!("<h2 id=\"figures\">Figures ({})</h2>\n", f.figures.len());
     if f.figures.is_empty() {
         b.push_str("<p class=\"muted\">No figures.</p>\n");
     }
+    let kind = f.manifest.as_ref().ok().and_then(kind_of);
     for g in &f.figures {
         let Some(shown) = g.svg.as_ref().or(g.png.as_ref()) else {
             continue;
         };
         let target = g.png.as_ref().unwrap_or(shown);
+        let caption = figure_caption(kind, &g.stem);
         b.push_str(&format!(
             "<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\" loading=\"lazy\"></a>\
-             <figcaption>{}</figcaption></figure>\n",
+             <figcaption>{} <span class=\"muted\">({})</span></figcaption></figure>\n",
             escape(&file_href(&f.name, target)),
             escape(&file_href(&f.name, shown)),
-            escape(&g.stem),
-            escape(&g.stem)
+            escape(&caption.alt),
+            escape(&caption.text),
+            escape(target)
         ));
     }
     b

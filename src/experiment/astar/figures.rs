@@ -2,7 +2,7 @@
 
 use super::AstarConfig;
 use crate::experiment::chart::{save_chart, LineChart, LineOptions, LineSeries};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -177,8 +177,8 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     );
     if cfg.astar.max_seconds != ISSUE_SECONDS {
         budget_line(
-            "the issue's 10 minutes per jet",
-            "the issue's 600 s".into(),
+            "the goal of 10 minutes per jet",
+            "the 10-minute goal (600 s)".into(),
             ISSUE_SECONDS,
         );
     }
@@ -269,4 +269,23 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         .with(ticks()),
     )?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "astar_certified" => Some(Caption::new(
+            "Exact MAP with certificates on Ginkgo jets: the share of jets whose MAP A* certified within its budget, per number of leaves.",
+            "The share of certified jets against the number of leaves.",
+        )),
+        "astar_time" => Some(Caption::new(
+            "Wall time per jet against the number of leaves (log scale, after an untimed warm-up on the smallest jet): A*, the MAP-only and the full trellis, beam search, greedy and the sparse trellis.",
+            "Lines of wall time against the number of leaves on a log axis, one per method, told apart by colour, marker shape and dash pattern.",
+        )),
+        "astar_gap" => Some(Caption::new(
+            "How far the MAP can be above A*'s tree where it stopped uncertified (upper bound minus lower bound), and each baseline's distance below the best known MAP, per number of leaves.",
+            "Gaps in log-likelihood against the number of leaves, one line per method.",
+        )),
+        _ => None,
+    }
 }

@@ -50,7 +50,7 @@ pub struct AstarSection {
     /// Generated jets per N (default 3).
     #[serde(default = "three")]
     pub jets_per_size: usize,
-    /// A*'s wall-time budget per jet in seconds (default 600, the 10 minutes).
+    /// A*'s wall-time budget per jet in seconds (default 600: 10 minutes).
     #[serde(default = "ten_minutes")]
     pub max_seconds: f64,
     /// A*'s memory budget per jet in GiB of its own structures (default 8).
@@ -160,6 +160,10 @@ impl Experiment for Astar {
 
     fn figures(&self, results: &Results, out: &Path) -> Result<()> {
         figures::draw(results, out)
+    }
+
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
     }
 
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {

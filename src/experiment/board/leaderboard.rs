@@ -107,22 +107,30 @@ fn references<'a>(
 /// One cell: (value the column's best is chosen by, or NaN if it may not be bold; text).
 type Cell = (f64, String);
 
-/// The cells of a gapped metric on `dataset`, with the reference row's cell.
-fn gap_cells<'a>(
-    rows: &'a [Row],
+/// One method's gap to the reference on a dataset.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Gap {
+    /// The mean gap (method − reference) over the instances where both are finite; NaN for
+    /// none.
+    pub mean: f64,
+    /// How many of the method's trees the likelihood forbids (`-inf`, left out of the mean).
+    pub forbidden: usize,
+    /// How many trees the method has on the dataset.
+    pub n: usize,
+}
+
+/// The gaps of a gapped metric on `dataset`: the reference's mean and whether it is the exact
+/// MAP (`None` without one), and per method its [`Gap`].
+pub(super) fn gaps<'a>(
+    rows: &[Row],
     dataset: &str,
     metric: &str,
     energy: Option<&str>,
     methods: &'a [String],
-) -> (Cell, BTreeMap<&'a str, Cell>) {
+) -> (Option<(f64, bool)>, BTreeMap<&'a str, Gap>) {
     let (refs, exact) = references(rows, dataset, metric, energy);
     let ref_values: Vec<f64> = refs.values().copied().collect();
-    let reference = if ref_values.is_empty() {
-        (f64::NAN, "–".to_string())
-    } else {
-        let what = if exact { "exact MAP" } else { "best found" };
-        (f64::NAN, format!("{what} {}", fixed3(mean(&ref_values))))
-    };
+    let reference = (!ref_values.is_empty()).then(|| (mean(&ref_values), exact));
     let mut out = BTreeMap::new();
     for m in methods {
         let vals: Vec<&Row> = rows
@@ -138,28 +146,149 @@ fn gap_cells<'a>(
             .filter(|r| r.value.is_finite())
             .filter_map(|r| refs.get(r.instance.as_str()).map(|t| r.value - t))
             .collect();
-        let cell = if gaps.is_empty() {
-            if forbidden > 0 {
-                (
-                    f64::NAN,
-                    format!("−∞ ({forbidden} of {} forbidden)", vals.len()),
-                )
-            } else {
-                (f64::NAN, "–".into())
-            }
-        } else {
-            let g = mean(&gaps);
-            if forbidden > 0 {
-                (f64::NAN, format!("{} ({forbidden} forbidden)", fixed3(g)))
-            } else {
-                // Bold is chosen on the printed value, so printed ties are bold together.
-                let text = fixed3(g);
-                (text.parse().unwrap_or(g), text)
-            }
-        };
-        out.insert(m.as_str(), cell);
+        let mean = if gaps.is_empty() { f64::NAN } else { mean(&gaps) };
+        out.insert(
+            m.as_str(),
+            Gap {
+                mean,
+                forbidden,
+                n: vals.len(),
+            },
+        );
     }
     (reference, out)
+}
+
+/// The cells of a gapped metric on `dataset`, with the reference row's cell.
+fn gap_cells<'a>(
+    rows: &'a [Row],
+    dataset: &str,
+    metric: &str,
+    energy: Option<&str>,
+    methods: &'a [String],
+) -> (Cell, BTreeMap<&'a str, Cell>) {
+    let (reference, per) = gaps(rows, dataset, metric, energy, methods);
+    let reference = match reference {
+        None => (f64::NAN, "–".to_string()),
+        Some((v, exact)) => {
+            let what = if exact { "exact MAP" } else { "best found" };
+            (f64::NAN, format!("{what} {}", fixed3(v)))
+        }
+    };
+    let out = per
+        .into_iter()
+        .map(|(m, g)| {
+            let cell = match (g.mean.is_finite(), g.forbidden) {
+                (false, 0) => (f64::NAN, "–".into()),
+                (false, k) => (f64::NAN, format!("−∞ ({k} of {} forbidden)", g.n)),
+                (true, 0) => {
+                    // Bold is chosen on the printed value, so printed ties are bold together.
+                    let text = fixed3(g.mean);
+                    (text.parse().unwrap_or(g.mean), text)
+                }
+                (true, k) => (f64::NAN, format!("{} ({k} forbidden)", fixed3(g.mean))),
+            };
+            (m, cell)
+        })
+        .collect();
+    (reference, out)
+}
+
+/// One method's posterior ranks on a dataset, over the trees the likelihood allows: a
+/// forbidden tree (log posterior `-inf`) ties with every other forbidden tree at the bottom,
+/// so its rank would describe the data, not the method.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ranks {
+    /// The median rank over the allowed trees (NaN for none).
+    pub median: f64,
+    /// Counting stopped at the cap at the median.
+    pub capped: bool,
+    /// How many of the method's trees are forbidden.
+    pub forbidden: usize,
+    /// How many ranked trees the method has on the dataset.
+    pub n: usize,
+}
+
+impl Ranks {
+    /// More than half of the method's trees are forbidden: no rank is shown.
+    pub fn mostly_forbidden(&self) -> bool {
+        2 * self.forbidden > self.n
+    }
+}
+
+/// The [`Ranks`] of `method` on `dataset`, `None` where it has no ranked tree.
+pub(super) fn ranks(rows: &[Row], dataset: &str, method: &str) -> Option<Ranks> {
+    let mine = |r: &&Row| r.dataset == dataset && r.method == method;
+    let forbidden: BTreeSet<&str> = rows
+        .iter()
+        .filter(mine)
+        .filter(|r| r.metric == "log_posterior" && r.value == f64::NEG_INFINITY)
+        .map(|r| r.instance.as_str())
+        .collect();
+    let capped: BTreeSet<&str> = rows
+        .iter()
+        .filter(mine)
+        .filter(|r| r.metric == "posterior_rank_capped" && r.value > 0.0)
+        .map(|r| r.instance.as_str())
+        .collect();
+    let all: Vec<&Row> = rows
+        .iter()
+        .filter(mine)
+        .filter(|r| r.metric == "posterior_rank")
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    let mut allowed: Vec<(f64, bool)> = all
+        .iter()
+        .filter(|r| !forbidden.contains(r.instance.as_str()))
+        .map(|r| (r.value, capped.contains(r.instance.as_str())))
+        .collect();
+    allowed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut values: Vec<f64> = allowed.iter().map(|a| a.0).collect();
+    Some(Ranks {
+        median: median(&mut values),
+        // At the cap when the upper middle rank was capped.
+        capped: allowed.get(allowed.len() / 2).is_some_and(|a| a.1),
+        forbidden: all.len() - allowed.len(),
+        n: all.len(),
+    })
+}
+
+/// A duration in seconds with 4 significant digits in a unit that keeps it between 1 and
+/// 1000 (ns, µs, ms, s), never in e-notation: "299.8 µs", "1.380 ms", "4.525 s".
+pub fn duration_text(secs: f64) -> String {
+    // Rounded to 4 significant digits first, so that 999.96 µs reads "1.000 ms".
+    let r: f64 = format!("{secs:.3e}").parse().unwrap_or(f64::NAN);
+    if !r.is_finite() {
+        return "–".into();
+    }
+    if r == 0.0 {
+        return "0 s".into();
+    }
+    let (v, unit) = match r.abs() {
+        a if a >= 1.0 => (r, "s"),
+        a if a >= 1e-3 => (r * 1e3, "ms"),
+        a if a >= 1e-6 => (r * 1e6, "µs"),
+        _ => (r * 1e9, "ns"),
+    };
+    let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 3) as usize;
+    format!("{v:.decimals$} {unit}")
+}
+
+/// The seconds a [`duration_text`] prints, for choosing bold on printed values.
+fn printed_seconds(text: &str) -> f64 {
+    let Some((v, unit)) = text.split_once(' ') else {
+        return f64::NAN;
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "ms" => 1e-3,
+        "µs" => 1e-6,
+        "ns" => 1e-9,
+        _ => f64::NAN,
+    };
+    v.parse::<f64>().map_or(f64::NAN, |v| v * scale)
 }
 
 /// The cell of a non-gapped metric for `(dataset, method)`.
@@ -181,8 +310,8 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
                 .filter(|r| seen.insert(&r.instance))
                 .map(|r| r.seconds)
                 .collect();
-            let v = mean(&s);
-            (v, format!("{v:.3e}"))
+            let text = duration_text(mean(&s));
+            (printed_seconds(&text), text)
         }
         MAP_TREES => {
             let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
@@ -202,25 +331,29 @@ fn plain_cell(rows: &[Row], dataset: &str, method: &str, metric: &str) -> Option
                 .filter(|r| seen.insert(&r.instance))
                 .map(|r| r.scoring_seconds)
                 .collect();
-            let m = mean(&v);
-            (m, format!("{m:.3e}"))
+            let text = duration_text(mean(&v));
+            (printed_seconds(&text), text)
         }
         "posterior_rank" => {
-            let mut v: Vec<f64> = vals.iter().map(|r| r.value).collect();
-            let med = median(&mut v);
-            // At the cap when the upper middle rank is the largest and counting hit the cap.
-            let capped = rows.iter().any(|r| {
-                r.dataset == dataset
-                    && r.method == method
-                    && r.metric == "posterior_rank_capped"
-                    && r.value > 0.0
-            }) && v[v.len() / 2] >= v[v.len() - 1];
-            (med, format!("{}{}", if capped { "≥" } else { "" }, med))
+            let r = ranks(rows, dataset, method)?;
+            let k = r.forbidden;
+            if r.mostly_forbidden() {
+                (f64::NAN, format!("forbidden ({k} of {})", r.n))
+            } else {
+                let text = format!("{}{}", if r.capped { "≥" } else { "" }, r.median);
+                if k > 0 {
+                    // Ranked over fewer trees than the others: never bold.
+                    (f64::NAN, format!("{text} ({k} forbidden)"))
+                } else {
+                    (r.median, text)
+                }
+            }
         }
         _ => {
             let v: Vec<f64> = vals.iter().map(|r| r.value).collect();
-            let m = mean(&v);
-            (m, format!("{m:.3}"))
+            // Bold is chosen on the printed value.
+            let text = format!("{:.3}", mean(&v));
+            (text.parse().unwrap_or(f64::NAN), text)
         }
     })
 }
@@ -322,8 +455,8 @@ pub fn leaderboard(
     md.push_str(
         "\
          - **Energies and log posterior: the gap to a reference on the same instances** (method − reference, averaged over the instances where both are finite). The reference is the exact MAP where the trellis ran and the metric is what it optimises (the dataset's energy, or the log posterior), else the best tree any method found on the instance; the `reference` row gives its mean. `(k forbidden)`: the likelihood forbids k of the method's trees (`-inf`); they are left out of its gap, and such a method is never bold.\n\
-         - **Ranks**: the median posterior rank among all trees (exact; the mean of the two middle ranks for an even count; `≥` when counting stopped at the cap).\n\
-         - **Scores**: the mean over the instances where the method ran. **Times**: mean wall seconds of the method alone; the exact scoring of its trees (log posterior, rank, MAP ties) is timed apart.\n\
+         - **Ranks**: the median posterior rank among all trees (exact; the mean of the two middle ranks for an even count; `≥` when counting stopped at the cap), over the method's trees the likelihood allows: every forbidden tree ties at the bottom, so its rank would describe the data, not the method. `(k forbidden)`: k trees left out, and such a method is never bold; `forbidden (k of n)`: most of its trees are.\n\
+         - **Scores**: the mean over the instances where the method ran. **Times**: mean wall time of the method alone (ns, µs, ms or s; bold on the printed value); the exact scoring of its trees (log posterior, rank, MAP ties) is timed apart.\n\
          - **Trees attaining the exact MAP**: how many trees tie with the trellis's MAP tree on the energy (the median over the instances).\n",
     );
     let present: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
@@ -395,7 +528,7 @@ pub fn leaderboard(
             }
         }
         if gapped {
-            md.push_str(&format!("| *reference (mean)* | {} |\n", reference.join(" | ")));
+            md.push_str(&format!("| reference (mean) | {} |\n", reference.join(" | ")));
         }
         for m in methods {
             if !cols
@@ -478,7 +611,7 @@ mod tests {
         ];
         let methods: Vec<String> = ["trellis", "beam", "kt"].map(String::from).to_vec();
         let md = leaderboard(&rows, &["jets".into()], &methods, "configs/board.toml", &BTreeMap::new());
-        assert!(md.contains("| *reference (mean)* | exact MAP -15.000 |"), "{md}");
+        assert!(md.contains("| reference (mean) | exact MAP -15.000 |"), "{md}");
         assert!(md.contains("| Trellis (exact) | **0.000** |"), "{md}");
         assert!(md.contains("| Beam search | -0.500 |"), "{md}");
         assert!(md.contains("| kt | -1.000 (1 forbidden) |"), "{md}");
@@ -528,11 +661,12 @@ mod tests {
         assert!(ties.contains("| Trellis (exact) | 3 (max 2.900e15) |"), "{md}");
         assert!(ties.contains("first in its split order"), "{md}");
         let scoring = &md[md.find("## exact scoring time").unwrap()..];
-        assert!(scoring.contains("| Trellis (exact) | **2.000e0** |"), "{md}");
-        assert!(scoring.contains("| Beam search | 4.000e0 |"), "{md}");
+        assert!(scoring.contains("| Trellis (exact) | **2.000 s** |"), "{md}");
+        assert!(scoring.contains("| Beam search | 4.000 s |"), "{md}");
         // The method's own time is not the scoring's.
         let wall = &md[md.find("## wall time").unwrap()..md.find("## exact scoring").unwrap()];
-        assert!(wall.contains("7.000e0"), "{md}");
+        assert!(wall.contains("7.000 s"), "{md}");
+        assert!(wall.contains("| Beam search | **1.000 ms** |"), "{md}");
     }
 
     #[test]
@@ -550,5 +684,66 @@ mod tests {
             &BTreeMap::new(),
         );
         assert!(md.contains("| Beam search | **81.5** |"), "{md}");
+    }
+
+    #[test]
+    fn durations_print_in_units_without_e_notation() {
+        assert_eq!(duration_text(2.998e-4), "299.8 µs");
+        assert_eq!(duration_text(1.380e-3), "1.380 ms");
+        assert_eq!(duration_text(8.211e-2), "82.11 ms");
+        assert_eq!(duration_text(4.525), "4.525 s");
+        assert_eq!(duration_text(1.5e-8), "15.00 ns");
+        assert_eq!(duration_text(9.99996e-4), "1.000 ms");
+        assert_eq!(printed_seconds("299.8 µs"), 299.8e-6);
+    }
+
+    #[test]
+    fn bold_times_are_chosen_on_the_printed_values() {
+        // 1.00001 ms and 1.00004 ms both print "1.000 ms": both are bold.
+        let mut rows = vec![
+            row("d", "a", "beam", "hcc_energy", 1.0),
+            row("d", "a", "greedy", "hcc_energy", 2.0),
+        ];
+        rows[0].seconds = 1.00004e-3;
+        rows[1].seconds = 1.00001e-3;
+        let methods: Vec<String> = ["beam", "greedy"].map(String::from).to_vec();
+        let md = leaderboard(&rows, &["d".into()], &methods, "c.toml", &BTreeMap::new());
+        let wall = &md[md.find("## wall time").unwrap()..];
+        assert!(wall.contains("| Beam search | **1.000 ms** |"), "{md}");
+        assert!(wall.contains("| Greedy | **1.000 ms** |"), "{md}");
+    }
+
+    #[test]
+    fn ranks_leave_forbidden_trees_out_and_say_so() {
+        // kt: one allowed tree (rank 40) and two forbidden ones (ranked at the bottom, 900);
+        // anti-kt: one forbidden tree of three; beam: all allowed.
+        let mut rows = Vec::new();
+        for (i, (kt, anti, beam)) in [(40.0, 10.0, 1.0), (900.0, 20.0, 2.0), (900.0, 900.0, 3.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let inst = i.to_string();
+            for (m, rank, lp) in [
+                ("kt", kt, if i > 0 { f64::NEG_INFINITY } else { -5.0 }),
+                ("anti_kt", anti, if i == 2 { f64::NEG_INFINITY } else { -5.0 }),
+                ("beam", beam, -1.0),
+            ] {
+                rows.push(row("jets", &inst, m, "posterior_rank", rank));
+                rows.push(row("jets", &inst, m, "log_posterior", lp));
+            }
+        }
+        let kt = ranks(&rows, "jets", "kt").unwrap();
+        assert_eq!((kt.median, kt.forbidden, kt.n), (40.0, 2, 3));
+        assert!(kt.mostly_forbidden());
+        let anti = ranks(&rows, "jets", "anti_kt").unwrap();
+        assert_eq!((anti.median, anti.forbidden), (15.0, 1));
+        assert!(!anti.mostly_forbidden());
+        let methods: Vec<String> = ["beam", "kt", "anti_kt"].map(String::from).to_vec();
+        let md = leaderboard(&rows, &["jets".into()], &methods, "c.toml", &BTreeMap::new());
+        let rank = &md[md.find("## posterior rank").unwrap()..];
+        assert!(rank.contains("| kt | forbidden (2 of 3) |"), "{md}");
+        assert!(rank.contains("| anti-kt | 15 (1 forbidden) |"), "{md}");
+        assert!(rank.contains("| Beam search | **2** |"), "{md}");
+        assert!(!rank.contains("900"), "{md}");
     }
 }

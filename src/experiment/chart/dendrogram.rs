@@ -10,7 +10,7 @@ use super::axis::TickAxis;
 use super::color::qualitative_color;
 use super::frame::{blank, desc_height, draw_panel_title, draw_title, panel_title_font, PxRect};
 use super::legend::{FlowLegend, Swatch};
-use super::shapes::{line, pt, Marker};
+use super::shapes::{draw_marker, line, pt, Marker, MARKERS};
 use super::text::{fit_font_size, snap_size, Label, LABEL_SIZE, TICK_SIZE};
 use super::{plot_err, Chart};
 use crate::tree::{Node, Tree};
@@ -20,6 +20,16 @@ use crate::tree::{Node, Tree};
 pub(super) fn leaf_category_color(c: usize) -> RGBColor {
     const NOT_GREY: [usize; 9] = [0, 1, 2, 3, 4, 5, 6, 8, 9];
     qualitative_color(NOT_GREY[c % NOT_GREY.len()])
+}
+
+/// Marker shape of leaf category `c` (circle, square, triangle, ...; `None`, unknown, is a
+/// circle): with [`leaf_category_color`] every category below 18 has its own pair of colour
+/// and shape, so colour is never the only cue.
+pub(super) fn leaf_category_marker(c: Option<usize>) -> Marker {
+    match c {
+        Some(c) => MARKERS[c % MARKERS.len()],
+        None => Marker::Circle,
+    }
 }
 
 /// Colour of leaves without a category.
@@ -205,6 +215,10 @@ impl DendrogramPanel {
             None => UNKNOWN_GREY,
         }
     }
+
+    fn marker_of(&self, leaf: usize) -> Marker {
+        leaf_category_marker(self.leaf_category.get(leaf).copied().flatten())
+    }
 }
 
 /// Whether any leaf of any panel has no category.
@@ -324,12 +338,13 @@ pub(super) fn draw_dendrogram_panels<DB: DrawingBackend>(
         let label_top = plot_bottom + max_r + 6.0;
         for (slot, &leaf) in layout.order.iter().enumerate() {
             let x = frame.leaf_x(slot as f64);
-            area.draw(&Circle::new(
-                pt(x, plot_bottom),
-                r.round() as u32,
-                panel.color_of(leaf).filled(),
-            ))
-            .map_err(plot_err)?;
+            draw_marker(
+                area,
+                panel.marker_of(leaf),
+                (x, plot_bottom),
+                r,
+                panel.color_of(leaf).to_rgba(),
+            )?;
             let label = panel.label_of(leaf);
             let l = Label::new(&label, text.size);
             if text.vertical {
@@ -345,15 +360,16 @@ pub(super) fn draw_dendrogram_panels<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Legend of leaf categories: one filled circle per name, plus "unknown" in grey.
-fn category_legend(names: &[String], unknown: bool) -> FlowLegend {
+/// Legend of leaf categories: one marker per name as its leaves are drawn (colour and shape),
+/// plus "unknown" as a grey circle.
+pub(super) fn category_legend(names: &[String], unknown: bool) -> FlowLegend {
     let mut entries: Vec<(Swatch, String)> = names
         .iter()
         .enumerate()
         .map(|(c, name)| {
             (
                 Swatch::Marker {
-                    marker: Marker::Circle,
+                    marker: leaf_category_marker(Some(c)),
                     color: leaf_category_color(c).to_rgba(),
                     r: 7.0,
                 },

@@ -5,12 +5,14 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::dendrogram::{draw_dendrogram_panels, draw_panels_heading, DendrogramPanel};
+use super::dendrogram::{
+    draw_dendrogram_panels, draw_panels_heading, leaf_category_marker, DendrogramPanel,
+};
 use super::format::format_number_exact;
 use super::frame::{draw_panel_title, panel_title_font, PxRect};
-use super::shapes::{fill_rect, polyline, pt};
+use super::shapes::{draw_marker, fill_rect, polyline, pt};
 use super::text::{fit_font_size, Label, CAPTION_SIZE, TICK_SIZE};
-use super::{plot_err, Chart};
+use super::Chart;
 
 /// A weighted graph next to trees over its nodes with their costs (Figure 4
 /// of the Cluster Trellis paper). Left: the nodes on a circle, labelled, an
@@ -219,14 +221,16 @@ impl GraphAndTreesChart {
 
         // Nodes and their labels outside the circle.
         for (i, &(x, y)) in pos.iter().enumerate() {
-            let node_color = match self.trees.first() {
-                Some(p) if p.leaf_category.get(i).is_some_and(|c| c.is_some()) => p.color_of(i),
-                _ => RGBColor(31, 119, 180),
+            // Colour and shape of the node's category, as its leaves in the trees and the legend.
+            let (node_color, marker) = match self.trees.first() {
+                Some(p) if p.leaf_category.get(i).is_some_and(|c| c.is_some()) => (
+                    p.color_of(i),
+                    leaf_category_marker(p.leaf_category.get(i).copied().flatten()),
+                ),
+                _ => (RGBColor(31, 119, 180), leaf_category_marker(None)),
             };
-            area.draw(&Circle::new(pt(x, y), node_r as u32 + 2, WHITE.filled()))
-                .map_err(plot_err)?;
-            area.draw(&Circle::new(pt(x, y), node_r as u32, node_color.filled()))
-                .map_err(plot_err)?;
+            draw_marker(area, marker, (x, y), node_r + 2.0, WHITE.to_rgba())?;
+            draw_marker(area, marker, (x, y), node_r, node_color.to_rgba())?;
             let (dx, dy) = if n == 1 {
                 (0.0, -1.0)
             } else {

@@ -7,16 +7,18 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::frame::PxRect;
-use super::shapes::{draw_marker, fill_rect, line, polyline, pt, Marker, STEM_W};
+use super::shapes::{
+    draw_marker, fill_rect, line, polyline, polyline_dash, pt, Dash, Marker, STEM_W,
+};
 use super::text::{Label, TICK_SIZE};
 
 /// The sample drawn before a legend entry.
 #[derive(Debug, Clone)]
 pub(super) enum Swatch {
-    /// A horizontal line, optionally dashed, optionally with a marker on it.
+    /// A horizontal line, solid or with a dash pattern, optionally with a marker on it.
     Line {
         color: RGBColor,
-        dashed: bool,
+        dash: Dash,
         marker: Option<Marker>,
     },
     /// A marker alone.
@@ -46,11 +48,15 @@ fn draw_swatch<DB: DrawingBackend>(
     match *swatch {
         Swatch::Line {
             color,
-            dashed,
+            dash,
             marker,
         } => {
-            let (xa, xb) = if dashed { (x0, x1 + 2.0) } else { (x0, x1) };
-            polyline(area, &[(xa, cy), (xb, cy)], color.stroke_width(2), dashed)?;
+            let (xa, xb) = if dash.is_some() {
+                (x0, x1 + 2.0)
+            } else {
+                (x0, x1)
+            };
+            polyline_dash(area, &[(xa, cy), (xb, cy)], color.stroke_width(2), dash)?;
             if let Some(m) = marker {
                 draw_marker(area, m, (xm, cy), 4.5, color.to_rgba())?;
             }

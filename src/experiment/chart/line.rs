@@ -9,7 +9,7 @@ use super::axis::{padded_range, TickAxis};
 use super::color::qualitative_color;
 use super::frame::{blank, draw_axis_chart_ticks, max_y_ticks, to_pixels, FrameTexts, TickChart};
 use super::legend::{sample_segment, Legend, Swatch};
-use super::shapes::{draw_marker, polyline, Marker, MARKERS};
+use super::shapes::{draw_marker, polyline_dash, Dash, Marker, DASHES, MARKERS};
 use super::Chart;
 
 /// One series of a [`LineChart`].
@@ -116,6 +116,31 @@ impl Chart for LineChart {
 }
 
 impl LineChart {
+    /// Colour, dash pattern and marker of every series, so that no two series differ by colour
+    /// alone: series with markers get distinct shapes; dashed series get distinct patterns
+    /// ([`DASHES`] in order); the first solid series without markers stays solid and any later
+    /// one takes the next pattern too.
+    fn styles(&self) -> Vec<(RGBColor, Dash, Option<Marker>)> {
+        let (mut k_marker, mut k_dash, mut plain_seen) = (0, 0, false);
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let marker = s.markers.then(|| {
+                    k_marker += 1;
+                    MARKERS[(k_marker - 1) % MARKERS.len()]
+                });
+                let needs_pattern =
+                    s.dashed || (!s.markers && std::mem::replace(&mut plain_seen, true));
+                let dash = needs_pattern.then(|| {
+                    k_dash += 1;
+                    DASHES[(k_dash - 1) % DASHES.len()]
+                });
+                (qualitative_color(i), dash.flatten(), marker)
+            })
+            .collect()
+    }
+
     fn draw_with<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
@@ -138,32 +163,18 @@ impl LineChart {
         };
         let x_range = padded_range(all().map(|p| p.0), 0.04);
 
-        // Colours and marker shapes.
-        let styles: Vec<(RGBColor, Option<Marker>)> = {
-            let mut k_marker = 0;
-            self.series
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let marker = s.markers.then(|| {
-                        k_marker += 1;
-                        MARKERS[(k_marker - 1) % MARKERS.len()]
-                    });
-                    (qualitative_color(i), marker)
-                })
-                .collect()
-        };
+        let styles = self.styles();
         let legend = Legend {
             entries: self
                 .series
                 .iter()
                 .zip(&styles)
                 .filter(|(s, _)| !s.name.is_empty())
-                .map(|(s, &(color, marker))| {
+                .map(|(s, &(color, dash, marker))| {
                     (
                         Swatch::Line {
                             color,
-                            dashed: s.dashed,
+                            dash,
                             marker,
                         },
                         s.name.clone(),
@@ -200,10 +211,10 @@ impl LineChart {
             &legend,
             obstacles,
             |_, px| {
-                for ((s, runs), &(color, marker)) in self.series.iter().zip(&runs).zip(&styles) {
+                for (runs, &(color, dash, marker)) in runs.iter().zip(&styles) {
                     for run in runs {
                         let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
-                        polyline(area, &pts, color.stroke_width(2), s.dashed)?;
+                        polyline_dash(area, &pts, color.stroke_width(2), dash)?;
                         if let Some(m) = marker {
                             for &p in &pts {
                                 draw_marker(area, m, p, 4.5, color.to_rgba())?;

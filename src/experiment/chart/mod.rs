@@ -94,8 +94,11 @@ pub use color::{
 pub use dendrogram::{DendrogramChart, DendrogramPanel};
 pub use dot_range::StripChart;
 pub use dot_range::{DotRangeChart, DotRangeRow};
-pub use format::format_seconds_pm;
-pub use format::{format_number, format_number_exact, format_sig3, format_tick};
+pub use format::{format_compact, format_seconds, format_seconds_pm};
+pub use format::{
+    format_number, format_number_exact, format_sig3, format_sig3_pm, format_sig3_scaled,
+    format_tick,
+};
 pub use graph_trees::GraphAndTreesChart;
 pub use heatmap::HeatmapChart;
 pub use line::{LineChart, LineChartWith, LineOptions, LineSeries};

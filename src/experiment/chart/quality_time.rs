@@ -11,7 +11,7 @@ use super::frame::{
     blank, desc_height, draw_title, label_areas, max_y_ticks, plot_rect, title_band, to_pixels,
     PxRect,
 };
-use super::shapes::pt;
+use super::shapes::{draw_marker, line, pt, Marker, MARKERS};
 use super::text::{fit_font_size, text_style, Label, LABEL_SIZE, TICK_SIZE};
 use super::{plot_err, Chart};
 
@@ -28,7 +28,8 @@ pub struct QualityTimePoint {
     /// Colour of the point: [`qualitative_color`]`(color_index)`, unless `color` is set.
     pub color_index: usize,
     /// A fixed colour for the point (overrides `color_index`), e.g. one per method across
-    /// several charts.
+    /// several charts. The marker's shape is always `MARKERS[color_index % 6]` (circle,
+    /// square, triangle, diamond, cross, plus), so that points never differ by colour alone.
     pub color: Option<RGBColor>,
 }
 
@@ -36,6 +37,10 @@ impl QualityTimePoint {
     fn fill(&self) -> RGBColor {
         self.color
             .unwrap_or_else(|| qualitative_color(self.color_index))
+    }
+
+    fn marker(&self) -> Marker {
+        MARKERS[self.color_index % MARKERS.len()]
     }
 }
 
@@ -161,30 +166,43 @@ fn overlap(a: PxRect, b: PxRect) -> f64 {
     w * h
 }
 
-/// Where to put each label: its anchor position and anchor. Tries right,
-/// left, above, below, then the four diagonals, keeping the first place
-/// whose box overlaps no earlier label, no other point and stays inside
-/// `plot`; failing that, the place of least overlap (right on ties).
-fn place_labels(
-    centers: &[(f64, f64)],
-    sizes: &[(f64, f64)],
-    plot: PxRect,
-) -> Vec<((f64, f64), HPos, VPos)> {
+/// A label's place: its anchor position and anchor, and whether it stands away from its point
+/// (then a thin leader line joins them).
+type Place = ((f64, f64), HPos, VPos, bool);
+
+/// Where to put each label. Tries right, left, above, below, then the four diagonals, then
+/// the same directions one, two, ... label heights further out (with a leader line), keeping
+/// the first place whose box overlaps no earlier label, no other point and stays inside `plot`;
+/// failing that, the place of least overlap (nearest first on ties).
+fn place_labels(centers: &[(f64, f64)], sizes: &[(f64, f64)], plot: PxRect) -> Vec<Place> {
     let mut boxes: Vec<PxRect> = Vec::new();
     let mut out = Vec::new();
     for (i, (&(x, y), &size)) in centers.iter().zip(sizes).enumerate() {
         // Labels above or below clear those beside a point (descenders included).
         let (g, v) = (R + 4.0, (0.8 * size.1 + 4.0).max(R + 4.0));
-        let candidates = [
-            ((x + g, y), HPos::Left, VPos::Center),
-            ((x - g, y), HPos::Right, VPos::Center),
-            ((x, y - v), HPos::Center, VPos::Bottom),
-            ((x, y + v), HPos::Center, VPos::Top),
-            ((x + R, y - v), HPos::Left, VPos::Bottom),
-            ((x + R, y + v), HPos::Left, VPos::Top),
-            ((x - R, y - v), HPos::Right, VPos::Bottom),
-            ((x - R, y + v), HPos::Right, VPos::Top),
+        let row = 1.3 * size.1 + 6.0;
+        let mut candidates = vec![
+            ((x + g, y), HPos::Left, VPos::Center, false),
+            ((x - g, y), HPos::Right, VPos::Center, false),
+            ((x, y - v), HPos::Center, VPos::Bottom, false),
+            ((x, y + v), HPos::Center, VPos::Top, false),
+            ((x + R, y - v), HPos::Left, VPos::Bottom, false),
+            ((x + R, y + v), HPos::Left, VPos::Top, false),
+            ((x - R, y - v), HPos::Right, VPos::Bottom, false),
+            ((x - R, y + v), HPos::Right, VPos::Top, false),
         ];
+        for k in 1..=6 {
+            let d = v + row * f64::from(k);
+            let sx = 2.0 * R * f64::from(k);
+            candidates.extend([
+                ((x + sx, y - d), HPos::Left, VPos::Bottom, true),
+                ((x + sx, y + d), HPos::Left, VPos::Top, true),
+                ((x - sx, y - d), HPos::Right, VPos::Bottom, true),
+                ((x - sx, y + d), HPos::Right, VPos::Top, true),
+                ((x, y - d), HPos::Center, VPos::Bottom, true),
+                ((x, y + d), HPos::Center, VPos::Top, true),
+            ]);
+        }
         let score = |b: PxRect| {
             let labels: f64 = boxes.iter().map(|&o| overlap(b, o)).sum();
             let points: f64 = centers
@@ -197,10 +215,13 @@ fn place_labels(
             let outside = area - overlap(b, plot);
             labels + points + 100.0 * outside
         };
-        let scored = candidates.map(|c| {
-            let b = text_box(c.0, size, c.1, c.2);
-            (score(b), b, c)
-        });
+        let scored: Vec<(f64, PxRect, Place)> = candidates
+            .into_iter()
+            .map(|c| {
+                let b = text_box(c.0, size, c.1, c.2);
+                (score(b), b, c)
+            })
+            .collect();
         let best = scored
             .iter()
             .find(|s| s.0 <= 0.0)
@@ -299,21 +320,28 @@ impl Chart for QualityTimeChart {
 
         // Points, then their labels on top.
         let centers: Vec<(f64, f64)> = pts.iter().map(|p| px(p.0, p.1)).collect();
-        for (&(x, y), p) in centers.iter().zip(&pts) {
-            let c = pt(x, y);
-            let color = p.2.fill();
-            for style in [color.filled(), RGBColor(40, 40, 40).stroke_width(1)] {
-                area.draw(&Circle::new(c, R as u32, style))
-                    .map_err(plot_err)?;
-            }
-        }
         let labels: Vec<Label> = pts
             .iter()
             .map(|p| Label::new(&p.2.label, POINT_LABEL_SIZE))
             .collect();
         let sizes: Vec<(f64, f64)> = labels.iter().map(|l| (l.width(), l.cap_height())).collect();
         let places = place_labels(&centers, &sizes, plot);
-        for ((label, p), (at, h, v)) in labels.into_iter().zip(&pts).zip(places) {
+        // Leader lines under the points, from a point to the near edge of its far label.
+        for ((&c, &size), &(at, h, v, away)) in centers.iter().zip(&sizes).zip(&places) {
+            if away {
+                let b = text_box(at, size, h, v);
+                let ex = c.0.clamp(b.0 + 2.0, b.2 - 2.0);
+                let ey = if b.1 > c.1 { b.1 + 1.0 } else { b.3 - 1.0 };
+                line(area, c, (ex, ey), RGBColor(120, 120, 120).stroke_width(1))?;
+            }
+        }
+        // Each marker over a slightly larger dark one, which outlines it.
+        for (&c, p) in centers.iter().zip(&pts) {
+            let dark = RGBColor(40, 40, 40).to_rgba();
+            draw_marker(area, p.2.marker(), c, R + 1.2, dark)?;
+            draw_marker(area, p.2.marker(), c, R, p.2.fill().to_rgba())?;
+        }
+        for ((label, p), (at, h, v, _)) in labels.into_iter().zip(&pts).zip(places) {
             let color = darker(p.2.fill());
             label.color(color).anchor(h, v).draw(area, pt(at.0, at.1))?;
         }
@@ -421,13 +449,18 @@ mod tests {
             &svg,
             &["Purity against wall time", "1 \u{b5}s", "1 s", "faster"],
         );
-        // Coincident points get labels in different places.
-        let mut centers = [(100.0, 100.0); 4];
-        centers[3].0 = 300.0;
-        let places = place_labels(&centers, &[(80.0, 14.0); 4], (0.0, 0.0, 600.0, 400.0));
+        // Coincident points get labels in different places, even more of them than the eight
+        // places around a point (the board's jets, where many methods tie).
+        let mut centers = [(200.0, 200.0); 12];
+        centers[11].0 = 400.0;
+        let places = place_labels(&centers, &[(80.0, 14.0); 12], (0.0, 0.0, 600.0, 400.0));
+        assert!(
+            places.iter().any(|p| p.3),
+            "some labels stand away, with a leader line"
+        );
         let boxes: Vec<PxRect> = places
             .iter()
-            .map(|&(p, h, v)| text_box(p, (80.0, 14.0), h, v))
+            .map(|&(p, h, v, _)| text_box(p, (80.0, 14.0), h, v))
             .collect();
         for (i, a) in boxes.iter().enumerate() {
             assert!(

@@ -11,7 +11,7 @@ use super::color::{category_colors, qualitative_color};
 use super::format::format_tick;
 use super::frame::{blank, desc_height, draw_frame_texts, origin, title_band, FrameTexts};
 use super::legend::{place_legend, sample_segment, Legend, Swatch};
-use super::shapes::{draw_marker, polyline, Marker, MARKERS};
+use super::shapes::{draw_marker, polyline, Marker, DASHED, MARKERS};
 use super::text::{text_style, Label, TICK_SIZE};
 use super::{plot_err, Chart};
 
@@ -165,7 +165,7 @@ impl ScatterByCategory {
         if self.diagonal {
             let swatch = Swatch::Line {
                 color: DIAGONAL_GREY,
-                dashed: true,
+                dash: DASHED,
                 marker: None,
             };
             entries.push((swatch, "y = x".to_owned()));

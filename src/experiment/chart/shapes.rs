@@ -106,6 +106,16 @@ pub(super) fn draw_marker<DB: DrawingBackend>(
     }
 }
 
+/// A line's dash pattern: `None` solid, `Some((dash, gap))` in pixels.
+pub(super) type Dash = Option<(u32, u32)>;
+
+/// The plain dashes of a reference line.
+pub(super) const DASHED: Dash = Some((9, 6));
+
+/// Dash patterns handed out in order to lines that colour alone would tell apart: dashes,
+/// dots, long dashes, short dashes.
+pub(super) const DASHES: [Dash; 4] = [DASHED, Some((2, 4)), Some((18, 6)), Some((5, 3))];
+
 /// Draws a polyline through `pts` (pixels relative to `area`), dashed or solid.
 pub(super) fn polyline<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -113,14 +123,23 @@ pub(super) fn polyline<DB: DrawingBackend>(
     style: ShapeStyle,
     dashed: bool,
 ) -> Result<()> {
+    polyline_dash(area, pts, style, if dashed { DASHED } else { None })
+}
+
+/// Draws a polyline through `pts` (pixels relative to `area`) with the dash pattern `dash`.
+pub(super) fn polyline_dash<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[(f64, f64)],
+    style: ShapeStyle,
+    dash: Dash,
+) -> Result<()> {
     let pts: Vec<(i32, i32)> = pts.iter().map(|&(x, y)| pt(x, y)).collect();
     if pts.len() < 2 {
         return Ok(());
     }
-    if dashed {
-        area.draw(&DashedPathElement::new(pts, 9, 6, style))
-    } else {
-        area.draw(&PathElement::new(pts, style))
+    match dash {
+        Some((on, off)) => area.draw(&DashedPathElement::new(pts, on, off, style)),
+        None => area.draw(&PathElement::new(pts, style)),
     }
     .map_err(plot_err)
 }

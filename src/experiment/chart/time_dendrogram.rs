@@ -10,10 +10,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::axis::TickAxis;
-use super::dendrogram::leaf_category_color;
+use super::dendrogram::{category_legend, leaf_category_color, leaf_category_marker};
 use super::frame::{blank, desc_height, draw_panel_title, draw_title, panel_title_font};
-use super::legend::{FlowLegend, Swatch};
-use super::shapes::{line, pt, Marker};
+use super::legend::FlowLegend;
+use super::shapes::{draw_marker, line, pt};
 use super::text::{fit_font_size, Label, LABEL_SIZE, TICK_SIZE};
 use super::{plot_err, Chart};
 
@@ -268,26 +268,12 @@ impl TimeTreePanel {
 
 impl TimeDendrogramChart {
     fn legend(&self, layouts: &[Layout]) -> FlowLegend {
-        let marker = |color: RGBColor| Swatch::Marker {
-            marker: Marker::Circle,
-            color: color.to_rgba(),
-            r: 7.0,
-        };
-        let mut entries: Vec<(Swatch, String)> = self
-            .category_names
-            .iter()
-            .enumerate()
-            .map(|(c, name)| (marker(leaf_category_color(c)), name.clone()))
-            .collect();
         let unknown = self.panels.iter().zip(layouts).any(|(p, l)| {
             l.order
                 .iter()
                 .any(|&i| p.leaf_category.get(i).copied().flatten().is_none())
         });
-        if unknown && !entries.is_empty() {
-            entries.push((marker(UNKNOWN_GREY), "unknown".into()));
-        }
-        FlowLegend { entries }
+        category_legend(&self.category_names, unknown)
     }
 }
 
@@ -438,12 +424,13 @@ fn draw_panel<DB: DrawingBackend>(
     for (s, &leaf) in layout.order.iter().enumerate() {
         let y = y_of(s as f64);
         let x = x_of(1.0);
-        area.draw(&Circle::new(
-            pt(x, y),
-            r.round() as u32,
-            panel.color_of(leaf).filled(),
-        ))
-        .map_err(plot_err)?;
+        draw_marker(
+            area,
+            leaf_category_marker(panel.leaf_category.get(leaf).copied().flatten()),
+            (x, y),
+            r,
+            panel.color_of(leaf).to_rgba(),
+        )?;
         if show_names {
             Label::new(&panel.label_of(leaf), size)
                 .color(darker(panel.color_of(leaf)))

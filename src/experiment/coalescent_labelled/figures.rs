@@ -6,7 +6,7 @@ use super::{LabelledMethod, SCORES};
 use crate::experiment::chart::{
     format_number, format_seconds_pm, save_chart, LineChart, LineSeries, TextRow, TextTable,
 };
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -40,10 +40,20 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             .find(|&i| method[i] == m && measure[i] == col)
             .map(|i| (mean[i].unwrap_or(f64::NAN), sd[i].unwrap_or(f64::NAN)))
     };
-    let name = results
-        .experiment()
-        .map(|e| e.name)
-        .unwrap_or_else(|_| "labelled".into());
+    // The paper item in words (not the config's id): Henao & Lucas's Figure 2 on USPS digits.
+    let smoke = results.experiment().is_ok_and(|e| e.name.ends_with("_smoke"));
+    let usps = results
+        .config::<super::LabelledConfig>()
+        .is_ok_and(|c| c.coalescent_labelled.data.source == super::Source::Usps);
+    let name = format!(
+        "{}{}",
+        if usps {
+            "Henao & Lucas, Figure 2 (USPS digits)"
+        } else {
+            "Coalescent methods on your labelled data"
+        },
+        if smoke { ", smoke run" } else { "" }
+    );
     let subsets: usize = {
         let r = results.table("runs")?;
         let s = u64_column(&r, "subset")?;
@@ -154,4 +164,19 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         &table,
     )?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "ari_curves" => Some(Caption::new(
+            "Henao & Lucas's Figure 2 (left): the adjusted Rand index of each tree's cut into k clusters against k, mean over subsets, with each method's area under the curve.",
+            "ARI against the number of clusters, one line per method told apart by colour and dash pattern.",
+        )),
+        "table" => Some(Caption::new(
+            "Henao & Lucas's Figure 2 (right) as a table: subtree score, dendrogram purity and ARI AUC per method, mean ± sd over subsets, and the time per tree.",
+            "A table of methods in rows and tree scores in columns.",
+        )),
+        _ => None,
+    }
 }

@@ -203,6 +203,10 @@ impl Experiment for CoalescentLabelled {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         measures(results)
     }

@@ -4,9 +4,9 @@
 use super::METRICS;
 use crate::coalescent::method::Method;
 use crate::experiment::chart::{
-    format_seconds_pm, format_sig3, save_chart, TextRow, TextTable,
+    format_seconds_pm, format_sig3_pm, format_sig3_scaled, save_chart, TextRow, TextTable,
 };
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column};
 use anyhow::Result;
 use std::path::Path;
@@ -41,13 +41,13 @@ fn data_row(
                 let mut text = if seconds {
                     format_seconds_pm(mu, sd)
                 } else {
-                    format!("{} ± {}", format_sig3(mu), format_sig3(sd))
+                    format_sig3_pm(mu, sd)
                 };
                 if let Some(p) = paper {
                     let p = if seconds {
                         format_seconds_pm(p, f64::NAN).replace(" ± ?", "")
                     } else {
-                        format_sig3(p)
+                        format_sig3_scaled(p)
                     };
                     text.push_str(&format!(" ({p})"));
                 }
@@ -129,12 +129,23 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         rows.push(data_row(format!("{s} · RT"), &methods, true, find));
     }
     let mode: String = results.fact("weight_mode").unwrap_or_else(|_| "?".into());
+    // The SMC weights only where an SMC method is in the table (the greedy ones have none).
+    let smc = methods.iter().any(|m| {
+        Method::ALL
+            .iter()
+            .any(|v| v.name() == *m && v.variant().is_some())
+    });
+    let weights = if smc {
+        format!(" (SMC weights: {mode})")
+    } else {
+        String::new()
+    };
     let table: u8 = results.fact("paper_table").unwrap_or(0);
     let title = match table {
         1 => "Henao & Lucas Table 1: structure estimation (Φ known)".to_string(),
         2 => "Henao & Lucas Table 2: covariance estimation (ℓ learned)".to_string(),
         3 => "Henao & Lucas Table 3: greedy algorithms (ℓ learned)".to_string(),
-        _ => "Coalescent methods on synthetic data".to_string(),
+        _ => "Coalescent methods on synthetic data, as in Henao & Lucas's Tables 1–3".to_string(),
     };
     let chart = TextTable {
         title,
@@ -142,13 +153,13 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         rows,
         caption: if table == 0 {
             format!(
-                "Mean ± sd over replicates (SMC weights: {mode}). Errors of log merge times and \
+                "Mean ± sd over replicates{weights}. Errors of log merge times and \
                  log tree distances against the true coalescent; lowest per row tinted. \
                  Runtimes: one core of this machine."
             )
         } else {
             format!(
-                "Ours: mean ± sd over replicates (SMC weights: {mode}); the paper's mean in parentheses. \
+                "Ours: mean ± sd over replicates{weights}; the paper's mean in parentheses. \
                  Errors of log merge times and log tree distances against the true coalescent; \
                  lowest of ours per row tinted. Runtimes: one core of this machine (paper: Matlab/C, 2.8 GHz)."
             )
@@ -159,4 +170,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let width = chart.fitted_width().max(1000);
     save_chart(&out.join("table"), width, height.max(600), &chart)?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "table" => Some(Caption::new(
+            "Henao & Lucas's tables on synthetic data: errors of the log merge times and log tree distances of each coalescent method against the true coalescent (mean ± sd over replicates; the paper's mean in parentheses where the config is the paper's), learned inverse length scales ℓ where learned, and the time on one core; the lowest per row tinted.",
+            "A table of methods in columns and error measures in rows, mean ± sd per cell.",
+        )),
+        _ => None,
+    }
 }

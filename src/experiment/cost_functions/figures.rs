@@ -4,7 +4,7 @@
 use super::study::Energy;
 use super::CostFunctionsConfig;
 use crate::experiment::chart::{save_chart, DotRangeChart, DotRangeRow};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use crate::tree::n_binary_trees;
 use anyhow::{anyhow, Result};
@@ -81,4 +81,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     save_chart(&out.join("cost_functions"), 1400, 900, &chart)?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "cost_functions" => Some(Caption::new(
+            "Section 4.4 of the Cluster Trellis paper: Dasgupta's cost, the HCC energy and dendrogram purity of the trellis's exact trees against the range over all trees, on the run's weightings.",
+            "Rows of markers over grey range bars, one row per weighting and cost.",
+        )),
+        _ => None,
+    }
 }

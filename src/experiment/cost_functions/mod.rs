@@ -121,6 +121,10 @@ impl Experiment for CostFunctions {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         let mut out = claim_measures(results)?;
         out.extend(case_measures(results)?);

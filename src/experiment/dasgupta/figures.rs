@@ -5,7 +5,7 @@ use crate::experiment::chart::{
     format_number_exact, save_chart, DendrogramPanel, DotRangeChart, DotRangeRow,
     GraphAndTreesChart, StripChart,
 };
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use crate::tree::Tree;
 use anyhow::{anyhow, bail, Context, Result};
@@ -190,5 +190,20 @@ impl Graphs {
             group_names,
             circle_order: at.into_iter().map(|(_, i)| i).collect(),
         })
+    }
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "cost_ratios" => Some(Caption::new(
+            "Dasgupta's cost of the greedy trees (average linkage, local greedy) relative to the exact MAP tree's on every graph of the run: 1 is optimal.",
+            "Rows of cost ratios at or above 1, one marker per graph over a grey range bar.",
+        )),
+        s if s.starts_with("fig4_") => Some(Caption::new(
+            "Figure 4 of the Cluster Trellis paper: a weighted graph beside the tree greedy builds on it and the exact minimiser of Dasgupta's cost the trellis finds, with both costs in the panel titles.",
+            "A weighted graph on the left and two dendrograms over its nodes on the right, the greedy tree and the exact MAP tree.",
+        )),
+        _ => None,
     }
 }

@@ -2,7 +2,7 @@
 //! `map_clustering` alone.
 
 use crate::experiment::chart::{save_chart, ClassScatter, HeatmapChart, ScatterByCategory};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, first_value, str_column, u64_column};
 use anyhow::{anyhow, ensure, Result};
 use std::path::Path;
@@ -108,7 +108,14 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         x_range: Some((0.0, 1.0)),
         y_range: Some((0.0, 1.0)),
     };
-    save_chart(&out.join("fig3_perturb_vs_exact"), 1100, 900, &fig3)?;
+    // Opaque markers of a shape and colour per estimate, as in Figure 2: the translucent
+    // default points hid one estimate under the other.
+    save_chart(
+        &out.join("fig3_perturb_vs_exact"),
+        1100,
+        900,
+        &ClassScatter { scatter: fig3 },
+    )?;
 
     // Figures 4 and 5: heatmaps, rows in the order of the MAP clustering.
     let map: Vec<Vec<usize>> = results.fact("map_clustering")?;
@@ -165,6 +172,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         highlight: groups.clone(),
         marked: Vec::new(),
         reversed: false,
+        cell_texts: Vec::new(),
     };
     save_chart(&out.join("fig4_affinities"), 1100, 950, &fig4)?;
     let fig5 = HeatmapChart {
@@ -180,7 +188,31 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         highlight: groups,
         marked: Vec::new(),
         reversed: false,
+        cell_texts: Vec::new(),
     };
     save_chart(&out.join("fig5_marginals"), 1100, 950, &fig5)?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "fig2_affinity_vs_marginal" => Some(Caption::new(
+            "Figure 2 of the flat cluster trellis paper: each pair's log energy against its exact log marginal probability of sharing a cluster, marked by whether the pair shares a subtype.",
+            "A scatter of pairwise log energies against exact log pairwise marginals, three classes with their own colour and marker shape.",
+        )),
+        "fig3_perturb_vs_exact" => Some(Caption::new(
+            "Figure 3 of the flat cluster trellis paper: Perturb-and-MAP estimates of the pairwise marginals against the exact ones, with the paper's Gumbel noise and with the noise minus its mean; the dashed line is y = x.",
+            "A scatter of estimated against exact pairwise marginals, two estimates with their own colour and marker shape, around a dashed diagonal.",
+        )),
+        "fig4_affinities" => Some(Caption::new(
+            "Figure 4 of the flat cluster trellis paper: the pairwise affinities, rows and columns in the order of the MAP clustering, its clusters outlined.",
+            "A square heatmap of pairwise affinities with outlined blocks along the diagonal.",
+        )),
+        "fig5_marginals" => Some(Caption::new(
+            "Figure 5 of the flat cluster trellis paper: the exact pairwise marginals in the same order, the MAP clustering's clusters outlined.",
+            "A square heatmap of pairwise co-clustering probabilities with outlined blocks along the diagonal.",
+        )),
+        _ => None,
+    }
 }

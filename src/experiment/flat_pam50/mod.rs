@@ -183,6 +183,10 @@ impl Experiment for FlatPam50 {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         let s = results.table("flat_summary")?;
         let mut out = Vec::new();

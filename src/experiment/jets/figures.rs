@@ -2,7 +2,7 @@
 
 use super::JetsConfig;
 use crate::experiment::chart::{save_chart, PairwiseDiffTable, ScatterByCategory};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::methods::Method;
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::{anyhow, Result};
@@ -128,11 +128,27 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             title: format!("Figure 5: log Z vs. MAP log-likelihood ({n_jets} jets{dropped_note})"),
             legend_title: "N leaves".into(),
             category_names: vec![],
-            diagonal: false,
+            // log Z ≥ the MAP's log-likelihood: every point lies on or above y = x.
+            diagonal: true,
             x_range: None,
             y_range: None,
         };
         save_chart(&out.join("fig5_logz_vs_map"), 1000, 750, &chart)?;
     }
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "table1" => Some(Caption::new(
+            "Table 1 of the Cluster Trellis paper: mean ± std of the pairwise differences in MAP log-likelihood between the exact trellis, beam search, greedy and the generator's tree, over the run's jets (the paper's values beside ours where the config is the paper's).",
+            "A matrix of mean ± std differences in MAP log-likelihood between every pair of methods, cells tinted by sign and size.",
+        )),
+        "fig5_logz_vs_map" => Some(Caption::new(
+            "Figure 5 of the Cluster Trellis paper: each jet's log partition function log Z against its exact MAP log-likelihood, coloured by its number of leaves; every point lies on or above the dashed line y = x, since Z sums the MAP tree's likelihood and every other tree's.",
+            "A scatter plot of log Z against the MAP log-likelihood, one point per jet coloured by leaf count, all on or above a dashed diagonal y = x.",
+        )),
+        _ => None,
+    }
 }

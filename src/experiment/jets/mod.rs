@@ -85,6 +85,10 @@ impl Experiment for Jets {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         let mut m = table1_measures(results)?;
         m.extend(map_beaten(results)?);

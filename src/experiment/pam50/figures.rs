@@ -3,7 +3,7 @@
 
 use super::{run::TRELLIS, Pam50Config};
 use crate::experiment::chart::{save_chart, DendrogramChart, DendrogramPanel};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::stats::thousands;
 use crate::experiment::table::{f64_column, str_column};
 use crate::tree::Tree;
@@ -65,7 +65,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         .collect();
         let chart = DendrogramChart {
             title: format!(
-                "pam50, {n} samples, {name} correlation weights: greedy trees vs the exact MAP tree (HCC energy, Eq. 7)"
+                "Figure 8: {n} pam50 samples, {name} correlation weights: greedy trees vs the exact MAP tree (HCC energy, Eq. 7)"
             ),
             panels,
             category_names: classes.clone(),
@@ -74,4 +74,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         save_chart(&out.join(format!("pam50_{name}")), 2200, 950, &chart)?;
     }
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        s if s.starts_with("pam50_") => Some(Caption::new(
+            "Figure 8 of the Cluster Trellis paper: on pam50 samples, the trees of local greedy, average linkage and the exact MAP of the HCC energy, leaves marked by subtype (colour and shape), with each tree's energy and dendrogram purity.",
+            "Three dendrograms side by side over the same samples, leaves marked by subtype with a colour and a shape each.",
+        )),
+        _ => None,
+    }
 }

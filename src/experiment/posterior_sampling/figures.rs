@@ -1,7 +1,7 @@
 //! Figure 6, drawn from `posterior_samples.parquet` and `summary.parquet` alone.
 
 use crate::experiment::chart::{save_chart, PosteriorMassChart};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::stats::thousands;
 use crate::experiment::table::{f64_column, full_f64_column, str_column};
 use anyhow::{anyhow, Result};
@@ -84,4 +84,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     save_chart(&out.join("fig6_posterior_sampling"), 1100, 750, &chart)?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "fig6_posterior_sampling" => Some(Caption::new(
+            "Figure 6 of the Cluster Trellis paper: the exact posterior probability of every tree of one jet (stems) against the frequency with which exact sampling from the trellis drew it (markers); the two agree.",
+            "Stems of exact posterior tree probabilities with sampled frequencies as markers on top of them.",
+        )),
+        _ => None,
+    }
 }

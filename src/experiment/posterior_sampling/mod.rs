@@ -137,6 +137,10 @@ impl Experiment for PosteriorSampling {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         measures(results)
     }

@@ -460,19 +460,7 @@ fn preprocess(d: &DataSection, data: Dataset, seed: u64) -> Result<Dataset> {
     Ok(data)
 }
 
-/// Centre every column and scale it to unit (population) variance; constant columns become 0.
-pub fn standardize(rows: &mut [Vec<f64>]) {
-    let n = rows.len().max(1) as f64;
-    let d = rows.first().map_or(0, Vec::len);
-    for j in 0..d {
-        let mean = rows.iter().map(|r| r[j]).sum::<f64>() / n;
-        let var = rows.iter().map(|r| (r[j] - mean).powi(2)).sum::<f64>() / n;
-        let sd = var.sqrt();
-        for r in rows.iter_mut() {
-            r[j] = if sd > 0.0 { (r[j] - mean) / sd } else { 0.0 };
-        }
-    }
-}
+pub use crate::data::standardize;
 
 /// Scores on the first `k` principal components of the centred rows (eigenvectors of the
 /// covariance, largest eigenvalue first, each signed so its largest-magnitude loading is

@@ -15,10 +15,10 @@
 use super::measures::distinct;
 use super::{PydtConfig, PydtSection, Source};
 use crate::experiment::chart::{
-    format_number, save_chart, BarChart, BarSeries, Chart, DotRangeChart, DotRangeRow, LineChart, LineSeries,
+    format_number, format_number_exact, save_chart, BarChart, BarSeries, Chart, DotRangeChart, DotRangeRow, LineChart, LineSeries,
     TimeDendrogramChart, TimeTreePanel,
 };
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::{bail, Result};
 use plotters::coord::Shift;
@@ -69,19 +69,54 @@ fn densities(maps: &polars::prelude::DataFrame) -> Vec<String> {
 pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let cfg: PydtConfig = results.config()?;
     let s = &cfg.pydt;
-    let name = results.experiment()?.name;
+    let smoke = results.experiment()?.name.ends_with("_smoke");
+    let name = paper_item(s.data.source, false, smoke);
     if s.map.is_some() {
         map_trees(results, s, &name, out)?;
-        root_children(results, &name, out)?;
+        root_children(results, s, &name, out)?;
         search_trace(results, s, &name, out)?;
     }
     if s.mcmc.is_some() {
-        mcmc_trace(results, &name, out)?;
+        mcmc_trace(results, s, &name, out)?;
     }
     if s.density.is_some() {
-        density(results, s, &name, out)?;
+        density(results, s, &paper_item(s.data.source, true, smoke), out)?;
     }
     Ok(())
+}
+
+/// The paper item a figure reproduces, in words, for its title: Knowles & Ghahramani's Figure 5
+/// (four clusters), 7 (the animals) or 6 (the held-out density); other data name the models.
+/// A smoke run says so.
+fn paper_item(source: Source, density: bool, smoke: bool) -> String {
+    let item = match (density, source) {
+        // The paper's macaque skull measurements are not available: any data are a substitute.
+        (true, _) => "Knowles & Ghahramani, Figure 6 on substitute data".to_string(),
+        (false, Source::FourClusters) => "Knowles & Ghahramani, Figure 5".to_string(),
+        (false, Source::Animals33) => "Knowles & Ghahramani, Figure 7".to_string(),
+        (false, Source::Pam50) => "DDT and PYDT on pam50".to_string(),
+        (false, Source::Usps) => "DDT and PYDT on USPS digits".to_string(),
+        (false, Source::File) => "DDT and PYDT on your data".to_string(),
+    };
+    if smoke {
+        format!("{item} (smoke run)")
+    } else {
+        item
+    }
+}
+
+/// A model in words: "DDT", or "PYDT (θ = 1, α = 0.5)" with its configured parameters (a
+/// config's model name, such as "PYDT_t1_a05", is an id, not words); an unknown name as it is.
+fn model_words(s: &PydtSection, model: &str) -> String {
+    match s.models.iter().find(|m| m.name == model) {
+        Some(m) if m.is_ddt() => "DDT".into(),
+        Some(m) => format!(
+            "PYDT (θ = {}, α = {})",
+            format_number_exact(m.theta, 0, 3),
+            format_number_exact(m.alpha, 0, 3)
+        ),
+        None => model.to_string(),
+    }
 }
 
 /// The replicate drawn per model: replicate 1 when each replicate has its own data (so every
@@ -182,7 +217,7 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
         let row = (0..maps.height()).find(|&i| mm[i] == *m && mr[i] == Some(*r));
         let stat = |c: &[Option<f64>]| row.and_then(|i| c[i]);
         let mut title = format!(
-            "{m}{}: {} {}, {} root children",
+            "{}: {} {}, {} root children",
             params_text(s, m, row.and_then(|i| Some((mtheta[i]?, malpha[i]?)))),
             objective_name(&mdensity, row),
             format_number(stat(&mobj).unwrap_or(f64::NAN), 1),
@@ -220,24 +255,23 @@ fn map_trees(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Resu
     Ok(())
 }
 
-/// "(θ = 1, α = 0.5)" for a PYDT model (the values of its MAP tree, which EM may have learned),
-/// "(DDT)" for a model named otherwise with θ = α = 0.
+/// A panel's model: "DDT", or "PYDT (θ = 1.00, α = 0.50)" with the values of its MAP tree
+/// (which EM may have learned); an unknown name as it is.
 fn params_text(s: &PydtSection, model: &str, fitted: Option<(f64, f64)>) -> String {
     match s.models.iter().find(|m| m.name == model) {
-        Some(m) if m.is_ddt() && m.name != "DDT" => " (DDT)".into(),
         Some(m) if !m.is_ddt() => {
             let (theta, alpha) = fitted.unwrap_or((m.theta, m.alpha));
             format!(
-                " (θ = {}, α = {})",
+                "PYDT (θ = {}, α = {})",
                 format_number(theta, 2),
                 format_number(alpha, 2)
             )
         }
-        _ => String::new(),
+        _ => model_words(s, model),
     }
 }
 
-fn root_children(results: &Results, name: &str, out: &Path) -> Result<()> {
+fn root_children(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Result<()> {
     let t = results.table("maps")?;
     let model = str_column(&t, "model")?;
     let root = u64_column(&t, "root_children")?;
@@ -256,7 +290,7 @@ fn root_children(results: &Results, name: &str, out: &Path) -> Result<()> {
     let series = models
         .iter()
         .map(|m| BarSeries {
-            name: m.clone(),
+            name: model_words(s, m),
             values: (2..=hi)
                 .map(|k| {
                     (0..t.height())
@@ -292,7 +326,7 @@ fn search_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> R
     let series = shown
         .iter()
         .map(|(m, r)| LineSeries {
-            name: format!("{m} (replicate {r})"),
+            name: format!("{} (replicate {r})", model_words(s, m)),
             points: (0..t.height())
                 .filter(|&i| model[i] == *m && rep[i] == Some(*r))
                 .filter_map(|i| Some((step[i]? as f64, obj[i]?)))
@@ -322,7 +356,7 @@ fn search_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> R
     Ok(())
 }
 
-fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
+fn mcmc_trace(results: &Results, s: &PydtSection, name: &str, out: &Path) -> Result<()> {
     let t = results.table("traces")?;
     let (model, chain, it, internal) = (
         str_column(&t, "model")?,
@@ -352,7 +386,7 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
     let series = |value: &dyn Fn(usize) -> Option<f64>| -> Vec<LineSeries> {
         keys.iter()
             .map(|(m, c)| LineSeries {
-                name: format!("{m} chain {c}"),
+                name: format!("{} chain {c}", model_words(s, m)),
                 points: (0..t.height())
                     .filter(|&i| model[i] == *m && chain[i] == Some(*c))
                     .filter_map(|i| Some((it[i]? as f64, value(i)?)))
@@ -402,15 +436,13 @@ fn mcmc_trace(results: &Results, name: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What the density part's data are, for its title: Figure 6 used Adams et al.'s macaque skull
-/// measurements, which are not available here, so any data are a substitute.
+/// What the density part's data are, for its title.
 fn density_data(s: &PydtSection) -> String {
-    let what = match s.data.source {
+    match s.data.source {
         Source::Pam50 => "pam50 expression".to_string(),
         Source::Usps => "USPS digits".to_string(),
         other => format!("{} data", other.name()),
-    };
-    format!("{what}, a substitute for the paper's macaque skulls")
+    }
 }
 
 fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Result<()> {
@@ -449,7 +481,7 @@ fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Re
                         .filter_map(|i| Some((1, col[i]?))),
                 );
                 DotRangeRow {
-                    label: m.clone(),
+                    label: model_words(s_cfg, m),
                     range: ms.map(|(mu, sd)| (mu - sd, mu + sd)),
                     points,
                 }
@@ -468,7 +500,7 @@ fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Re
         "ln_predictive",
         &lp,
         format!(
-            "{name}: held-out density over {splits} {} ({})",
+            "{name}: held-out density, {splits} {} of {}",
             if splits == 1 { "split" } else { "splits" },
             density_data(s_cfg)
         ),
@@ -495,4 +527,31 @@ fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Re
         &column,
     )?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "map_trees" | "map_trees_linear" => Some(Caption::new(
+            "Knowles & Ghahramani's Figures 5 and 7: the MAP trees of the DDT and the PYDT found by greedy Bayesian EM, leaves marked by group (colour and shape), divergence times on a shared axis (map_trees spaces it by −ln(1 − t), map_trees_linear is linear).",
+            "Multifurcating trees side by side, one per model, leaves named and marked by group with a colour and a shape each.",
+        )),
+        "map_root_children" => Some(Caption::new(
+            "How many children the root of each model's MAP tree has, over the replicates: the PYDT may split into more than two at once, the DDT never.",
+            "Grouped bars of replicate counts per number of root children, one colour per model.",
+        )),
+        "map_search" => Some(Caption::new(
+            "The best objective of the greedy search per step, for the replicate drawn in map_trees.",
+            "Lines of the best log objective against the search step, one per model, told apart by colour and dash pattern.",
+        )),
+        "mcmc_trace" => Some(Caption::new(
+            "The sampler's traces per model and chain: left, the quantity its axis names (for 0/1 data such as the animals, the log-likelihood log p(Y | tree, times, σ²) by EP; for continuous data, the log joint); right, the number of internal nodes of the sampled tree.",
+            "Two panels of traces against the iteration, one line per model and chain, told apart by colour and dash pattern.",
+        )),
+        "density" => Some(Caption::new(
+            "Knowles & Ghahramani's Figure 6 on substitute data: held-out log predictive density, the marginal likelihood and the log joint of the sampled trees per model, mean ± sd over splits with each split's value.",
+            "Three stacked dot-range charts, one row per model: a mean marker over a grey range and one marker per split.",
+        )),
+        _ => None,
+    }
 }

@@ -335,6 +335,10 @@ impl Experiment for Pydt {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         measures::measures(results)
     }

@@ -155,6 +155,10 @@ impl Experiment for Scaling {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         measures(results)
     }

@@ -2,7 +2,7 @@
 
 use super::SparseConfig;
 use crate::experiment::chart::{save_chart, LineChart, LineSeries};
-use crate::experiment::kind::Results;
+use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, first_value, str_column, u64_column};
 use anyhow::Result;
 use std::path::Path;
@@ -102,4 +102,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     save_chart(&out.join("fig7_sparse_trellis"), 1000, 750, &chart)?;
     Ok(())
+}
+
+/// The caption and alternative text of the figure `<stem>.png` (the report shows them).
+pub fn caption(stem: &str) -> Option<Caption> {
+    match stem {
+        "fig7_sparse_trellis" => Some(Caption::new(
+            "Figure 7 of the Cluster Trellis paper: the sparse trellis's mean MAP log-likelihood minus greedy's against its sparsity (log10 of the share of all trees it encodes), for trees seeded by the simulator and by beam search; the exact trellis, beam search and greedy as horizontal reference lines (dashes, dots, long dashes).",
+            "Two rising curves with circle and square markers approach the top dashed line of the exact trellis as the sparsity index goes to 0; beam search and greedy are dotted and long-dashed horizontal lines below.",
+        )),
+        _ => None,
+    }
 }

@@ -160,6 +160,10 @@ impl Experiment for Sparse {
         figures::draw(results, out)
     }
 
+    fn caption(&self, stem: &str) -> Option<crate::experiment::kind::Caption> {
+        figures::caption(stem)
+    }
+
     fn measures(&self, results: &Results) -> Result<Vec<Measure>> {
         measures::measures(results)
     }

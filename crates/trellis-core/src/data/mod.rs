@@ -1,0 +1,162 @@
+//! Data sources: generators and loaders. They know nothing of algorithms.
+
+pub mod ginkgo;
+pub mod graphs;
+pub mod matrix;
+pub mod pam50;
+
+use std::io::Read;
+use std::path::Path;
+
+/// A message on one line: runs of whitespace (newlines included, as serde and toml write them,
+/// or as a user's text quoted in an error holds them) become one space.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The largest magnitude a data value may have: the models square values and sum them over
+/// points and features, so larger ones would overflow (±1e100 leaves room for both).
+pub const MAX_ABS_VALUE: f64 = 1e100;
+
+/// `s` cut to at most `max` characters, with how much was left out (so a megabyte-long label
+/// or value quoted in an error stays readable on one line).
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &s[..cut],
+            s[cut..].chars().count()
+        ),
+    }
+}
+
+/// `s` with every run of more than 24 digits (a huge or tiny number printed in full, e.g.
+/// `1e308` as 309 digits) written in scientific notation instead.
+pub fn compact_numbers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        if i == start {
+            let c = s[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8().max(1);
+            continue;
+        }
+        let run = &s[start..i];
+        let digits = run.bytes().filter(u8::is_ascii_digit).count();
+        match run.parse::<f64>() {
+            Ok(v) if digits > 24 => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(run),
+        }
+    }
+    out
+}
+
+/// Centre every column and scale it to unit (population) variance; constant columns become 0.
+pub fn standardize(rows: &mut [Vec<f64>]) {
+    let n = rows.len().max(1) as f64;
+    let d = rows.first().map_or(0, Vec::len);
+    for j in 0..d {
+        let mean = rows.iter().map(|r| r[j]).sum::<f64>() / n;
+        let var = rows.iter().map(|r| (r[j] - mean).powi(2)).sum::<f64>() / n;
+        let sd = var.sqrt();
+        for r in rows.iter_mut() {
+            r[j] = if sd > 0.0 { (r[j] - mean) / sd } else { 0.0 };
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically and never through a link: a fresh temporary file beside
+/// it (`name.tmp.ext`; a non-folder entry at that name is removed first, a link itself and never
+/// its target, and the file is created with `O_EXCL`), then one rename (which replaces a link at
+/// `path`, never its target). The file appears whole or not at all; the temporary file is
+/// removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(match path.extension() {
+        Some(ext) => format!("{stem}.tmp.{}", ext.to_string_lossy()),
+        None => format!("{stem}.tmp"),
+    });
+    if let Ok(m) = std::fs::symlink_metadata(&tmp) {
+        if !m.is_dir() {
+            std::fs::remove_file(&tmp)?;
+        }
+    }
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        std::fs::remove_file(&tmp).ok();
+    }
+    result
+}
+
+/// Reads a user's data file as text: only a regular file (never a device or a pipe such as
+/// `/dev/zero`), and at most `limit` bytes (the error says the limit).
+pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (give the path of a file, not a device or a folder)",
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "larger than the {} MiB this loader reads; split the file",
+                limit >> 20
+            ),
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_numbers_are_written_in_scientific_notation() {
+        let huge = format!("beta = {} must be", 1e308);
+        assert_eq!(super::compact_numbers(&huge), "beta = 1e308 must be");
+        assert_eq!(
+            super::compact_numbers("N = 27, 3.5 GiB é"),
+            "N = 27, 3.5 GiB é"
+        );
+        let tiny = format!("x = {}", 1e-30);
+        assert_eq!(super::compact_numbers(&tiny), "x = 1e-30");
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_says_what_it_cut() {
+        assert_eq!(super::clip("abc", 3), "abc");
+        assert_eq!(super::clip("abcdé", 2), "ab… (3 more characters)");
+    }
+
+    #[test]
+    fn devices_and_oversized_files_are_refused() {
+        let e = super::read_text_limited(std::path::Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("regular file"), "{e}");
+        let p = std::env::temp_dir().join(format!("trellis-limit-{}", std::process::id()));
+        std::fs::write(&p, vec![b'x'; 2048]).unwrap();
+        let e = super::read_text_limited(&p, 1024).unwrap_err();
+        assert!(e.to_string().contains("MiB"), "{e}");
+        assert_eq!(super::read_text_limited(&p, 4096).unwrap().len(), 2048);
+        std::fs::remove_file(&p).ok();
+    }
+}

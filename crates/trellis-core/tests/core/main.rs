@@ -1,0 +1,15 @@
+//! The core crate's integration tests, one binary (each test binary links the whole crate): exact
+//! results against brute-force enumeration and the reference jets, A*, cancellation, the flat
+//! trellis, the generator, graph energies, pam50. `cargo test -p trellis-core` runs them alone.
+
+mod accuracy;
+mod api_misuse;
+mod astar;
+mod astar_bounds;
+mod common;
+mod flat_trellis;
+mod generator;
+mod ginkgo_reference;
+mod graph_energies;
+mod map_trellis;
+mod pam50;
