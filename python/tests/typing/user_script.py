@@ -49,6 +49,14 @@ def jets_and_trees() -> list[tl.Tree]:
     t.cluster_marginal((0, 1))
     t.cluster_marginal(np.array([0, 1]))
     t.log_probability(t.map_tree)
+    rows: npt.NDArray[np.int64] = t.sample_parents(np.int64(20), seed=np.uint64(3))
+    assert tl.Tree.from_parents(jet.n_leaves, rows[0]) == samples[0]
+    co: npt.NDArray[np.float64] = t.coclustering(cancel=tl.CancelToken(timeout=60))
+    assert co.shape == (jet.n_leaves + 1, jet.n_leaves, jet.n_leaves)
+    print(t.expected_lca_size(), t.sibling_probabilities())
+    z = t.map_tree.to_linkage("cost", jet=jet)
+    assert tl.Tree.from_linkage(z) == tl.Tree.from_linkage(z.tolist(), collapse=True)
+    print(t.map_tree.with_heights("size").newick(branch_lengths=True))
     dedup: Literal["clusters", "equal_total"] = "equal_total"
     tree, ll = tl.beam(jet, beam_size=np.int32(4), dedup=dedup, merge_score="revenue")
     tl.greedy(jet, merge_score="potential")
@@ -57,6 +65,7 @@ def jets_and_trees() -> list[tl.Tree]:
     sp = tl.sparse_trellis(jet, trees=(tree, t.map_tree), seed_trees=None)
     sp = tl.sparse_trellis(jet, trees=samples, seed_trees=5)
     print(sp.log_z, sp.map_tree, sp.n_trees, sp.n_vertices, sp.sparsity_index, sp.sample(3))
+    print(sp.sample_parents(3, seed=1))
     with tempfile.TemporaryDirectory() as d:
         tl.save_jets((jet,), pathlib.Path(d) / "j.json", source="typed")
         tl.save_jets([jet], d + "/k.json")
