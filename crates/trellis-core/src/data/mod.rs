@@ -73,27 +73,31 @@ pub fn standardize(rows: &mut [Vec<f64>]) {
 }
 
 /// Writes `bytes` to `path` atomically and never through a link: a fresh temporary file beside
-/// it (`name.tmp.ext`; a non-folder entry at that name is removed first, a link itself and never
-/// its target, and the file is created with `O_EXCL`), then one rename (which replaces a link at
-/// `path`, never its target). The file appears whole or not at all; the temporary file is
-/// removed on failure.
+/// it (`.name.<pid>.<n>.tmp`, created with `O_EXCL`, so nothing already there is touched or
+/// followed), then one rename (which replaces a link at `path`, never its target). The file
+/// appears whole or not at all; the temporary file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(match path.extension() {
-        Some(ext) => format!("{stem}.tmp.{}", ext.to_string_lossy()),
-        None => format!("{stem}.tmp"),
-    });
-    if let Ok(m) = std::fs::symlink_metadata(&tmp) {
-        if !m.is_dir() {
-            std::fs::remove_file(&tmp)?;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let (tmp, mut file) = loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+            Ok(f) => break (tmp, f),
         }
-    }
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+    };
+    // Only the temporary file this call created is ever removed.
+    let result = file
+        .write_all(bytes)
+        .and_then(|()| file.flush())
         .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         std::fs::remove_file(&tmp).ok();
@@ -130,6 +134,34 @@ pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    /// A decoy at every name the old scheme used (`name.tmp.ext`) and a file beside the target
+    /// keep their bytes; the target gets the new bytes; no temporary file is left.
+    #[test]
+    fn write_atomic_touches_nothing_but_its_target() {
+        let dir = std::env::temp_dir().join(format!("tl_write_atomic_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("jets.json");
+        let decoys = [
+            (dir.join("jets.tmp.json"), b"user's own file".to_vec()),
+            (dir.join("index.html"), b"<html>mine</html>".to_vec()),
+        ];
+        for (p, b) in &decoys {
+            std::fs::write(p, b).unwrap();
+        }
+        std::fs::write(&target, b"old").unwrap();
+        super::write_atomic(&target, b"new bytes").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new bytes");
+        for (p, b) in &decoys {
+            assert_eq!(&std::fs::read(p).unwrap(), b, "{} changed", p.display());
+        }
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "left behind: {names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn long_numbers_are_written_in_scientific_notation() {
         let huge = format!("beta = {} must be", 1e308);
