@@ -18,6 +18,7 @@
 //! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows it (to compare the three in one build).
 
 mod scalar;
+mod tables;
 pub use scalar::Scalar8;
 
 #[cfg(target_arch = "x86_64")]
@@ -112,6 +113,14 @@ impl std::fmt::Display for Isa {
     }
 }
 
+/// The lane pairs `(x, y)` of the lane trellises' second vector of slots (the six pairs of
+/// non-empty disjoint subsets of the lowest three leaves with the lowest leaf of `x | y` in
+/// `x`; lanes 6 and 7 unused), in an order that AVX2 reads with four shuffles: lanes 0-3 of
+/// `PAIR_A` lie in source lanes 0-3 and those of `PAIR_B` in 4-7.
+pub const PAIR_A: [u8; 8] = [1, 2, 1, 3, 1, 5, 0, 0];
+/// See [`PAIR_A`].
+pub const PAIR_B: [u8; 8] = [4, 4, 6, 4, 2, 2, 0, 0];
+
 /// Eight `f64` lanes (and eight `u64` lanes, [`Lanes::U`]) with a mask type and a lane
 /// permutation. Every method is `#[inline(always)]` in every implementation, and the SIMD
 /// implementations may only be used inside functions compiled for their instruction set.
@@ -141,6 +150,27 @@ pub trait Lanes: Copy {
     fn permute(src: &[f64; 8], p: &Self::P) -> Self;
     /// Lane `l` is `src[p[l]]`.
     fn permute_u(src: &[u64; 8], p: &Self::P) -> Self::U;
+    /// Lane `l` is `src[PAIR_A[l]]` for `l < 6` (lanes 6 and 7: unspecified values of
+    /// `src`): the first children of the lane trellises' second vector of slots.
+    #[inline(always)]
+    fn pair_a(src: &[f64; 8]) -> Self {
+        Self::permute(src, &Self::perm(PAIR_A))
+    }
+    /// Lane `l` is `src[PAIR_B[l]]` for `l < 6`, as [`Lanes::pair_a`].
+    #[inline(always)]
+    fn pair_b(src: &[f64; 8]) -> Self {
+        Self::permute(src, &Self::perm(PAIR_B))
+    }
+    /// [`Lanes::pair_a`] of `u64` lanes.
+    #[inline(always)]
+    fn pair_a_u(src: &[u64; 8]) -> Self::U {
+        Self::permute_u(src, &Self::perm(PAIR_A))
+    }
+    /// [`Lanes::pair_b`] of `u64` lanes.
+    #[inline(always)]
+    fn pair_b_u(src: &[u64; 8]) -> Self::U {
+        Self::permute_u(src, &Self::perm(PAIR_B))
+    }
     /// Zero in every `u64` lane.
     fn u_zero() -> Self::U;
     /// Writes the `u64` lanes to `dst`.

@@ -89,38 +89,25 @@ impl<L: Lanes> Fetch<L> for Direct {
     }
 }
 
-/// Both children's lanes by permutes.
-pub(crate) struct Permuted<L: Lanes> {
-    pub(crate) pa: L::P,
-    pub(crate) pb: L::P,
-}
+/// Both children's lanes by the pair shuffles ([`crate::simd::PAIR_A`], the second vector).
+pub(crate) struct Paired;
 
-impl<L: Lanes> Fetch<L> for Permuted<L> {
+impl<L: Lanes> Fetch<L> for Paired {
     #[inline(always)]
     fn a(&self, src: &[f64; 8]) -> L {
-        L::permute(src, &self.pa)
+        L::pair_a(src)
     }
     #[inline(always)]
     fn b(&self, src: &[f64; 8]) -> L {
-        L::permute(src, &self.pb)
+        L::pair_b(src)
     }
     #[inline(always)]
     fn a_u(&self, src: &[u64; 8]) -> L::U {
-        L::permute_u(src, &self.pa)
+        L::pair_a_u(src)
     }
     #[inline(always)]
     fn b_u(&self, src: &[u64; 8]) -> L::U {
-        L::permute_u(src, &self.pb)
-    }
-}
-
-impl<L: Lanes> Permuted<L> {
-    /// The second vector's lane pairs.
-    pub(crate) fn second() -> Self {
-        Permuted {
-            pa: L::perm(std::array::from_fn(|l| SLOT_A[8 + l])),
-            pb: L::perm(std::array::from_fn(|l| SLOT_B[8 + l])),
-        }
+        L::pair_b_u(src)
     }
 }
 
@@ -285,7 +272,7 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
     let (mut s0, mut s1) = (fresh, fresh);
     let mut wide_counts = [[0u128; 8]; 2];
     let direct = Direct;
-    let permuted = Permuted::<L>::second();
+    let permuted = Paired;
     let [step0, step1] = steps(&t.k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
     for_each_upper!(blocks, g, |a, ba, bb| {
