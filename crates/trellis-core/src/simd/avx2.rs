@@ -360,6 +360,21 @@ impl Lanes for Avx2 {
         avx!([_mm256_castpd_si256(x), _mm256_castpd_si256(y)])
     }
     #[inline(always)]
+    fn u_to_f(u: [__m256i; 2]) -> Self {
+        // 2^52 + x has the bits of 2^52 with x in the mantissa, for x < 2^52.
+        let two52 = seti(lc::TWO52.to_bits());
+        avx!(Avx2([
+            _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(u[0], two52)),
+                set(lc::TWO52)
+            ),
+            _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(u[1], two52)),
+                set(lc::TWO52)
+            ),
+        ]))
+    }
+    #[inline(always)]
     fn u_zero() -> [__m256i; 2] {
         avx!([_mm256_setzero_si256(); 2])
     }

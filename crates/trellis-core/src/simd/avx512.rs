@@ -86,6 +86,10 @@ impl Lanes for Avx512 {
         ))
     }
     #[inline(always)]
+    fn u_to_f(u: __m512i) -> Self {
+        Avx512(avx!(_mm512_cvtepu64_pd(u)))
+    }
+    #[inline(always)]
     fn u_zero() -> __m512i {
         avx!(_mm512_setzero_si512())
     }

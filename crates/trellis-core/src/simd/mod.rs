@@ -97,6 +97,27 @@ impl Isa {
         }
     }
 
+    /// The set [`dispatch`] runs for `self` on this CPU: `self`, or the widest narrower set
+    /// the CPU has.
+    pub fn effective(self) -> Isa {
+        Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|&i| i <= self && i.available())
+            .unwrap_or(Isa::Scalar)
+    }
+
+    /// Whether the eight-lane full and flat trellises are faster than their split loops with
+    /// the lanes of `self` (as [`Isa::effective`]); where they are not, those trellises take
+    /// the split loop. Measured on one core with every path narrowed alike
+    /// (`TRELLIS_LAB_SIMD=scalar`, as a CPU without AVX2 runs them): the scalar set's lanes
+    /// take 1.25 times the split loop's time for the full trellis (N = 17) and about the same
+    /// for the flat trellis (N = 16 and 18), while the MAP-only trellis's lanes take 0.57
+    /// times its split loop's even in scalar code (so it always takes the lanes).
+    pub fn lanes_beat_split_loop(self) -> bool {
+        self.effective() != Isa::Scalar
+    }
+
     /// The name [`Isa::parse`] reads.
     pub fn name(self) -> &'static str {
         match self {
@@ -104,6 +125,22 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
         }
+    }
+}
+
+/// Whether the four-lane AVX2 kernels outside the eight lanes (the split loop's Ginkgo kernel
+/// and sums, `ln` of slices) may run: the CPU has AVX2 and `TRELLIS_LAB_SIMD` does not narrow
+/// [`Isa::detect`] to the scalar set, so that `TRELLIS_LAB_SIMD=scalar` times every path as a
+/// CPU without AVX2 would run it.
+#[inline]
+pub fn avx2_allowed() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        matches!(Isa::detect(), Isa::Avx2 | Isa::Avx512)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -171,6 +208,8 @@ pub trait Lanes: Copy {
     fn pair_b_u(src: &[u64; 8]) -> Self::U {
         Self::permute_u(src, &Self::perm(PAIR_B))
     }
+    /// The `u64` lanes as `f64`, exactly for values below `2^52`.
+    fn u_to_f(u: Self::U) -> Self;
     /// Zero in every `u64` lane.
     fn u_zero() -> Self::U;
     /// Writes the `u64` lanes to `dst`.

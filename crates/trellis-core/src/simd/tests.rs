@@ -226,7 +226,16 @@ impl WithLanes for Pairs<'_> {
 
 #[test]
 fn pair_shuffles_read_the_pair_lanes_on_every_isa() {
-    let src = [1.5, -2.0, f64::NAN, f64::NEG_INFINITY, 4.25, 5e300, -0.0, 7.0];
+    let src = [
+        1.5,
+        -2.0,
+        f64::NAN,
+        f64::NEG_INFINITY,
+        4.25,
+        5e300,
+        -0.0,
+        7.0,
+    ];
     let src_u = [u64::MAX, 1 << 63, 3, 1 << 40, 5, 6, 7, 8];
     for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
         let [a, b, au, bu] = dispatch(isa, Pairs(&src, &src_u));
