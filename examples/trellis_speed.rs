@@ -3,9 +3,11 @@
 //! generated W jet that `configs/scaling.toml` uses for each N (seed 22 + N), and prints each
 //! result's bits so that two builds (or the two trellises) can be compared bit for bit.
 //!
-//! `cargo run --release --example trellis_speed [--map | --split-loop] [N ...]` (default 16 18
-//! 20); `--split-loop` times either trellis's path before the eight-lane one (the baseline),
-//! and `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows the instruction set of the eight lanes.
+//! `cargo run --release --example trellis_speed [--map] [--split-loop | --lanes] [N ...]`
+//! (default 16 18 20): the path the library dispatches to; `--split-loop` times either
+//! trellis's path before the eight-lane one (the baseline), `--lanes` the full trellis's eight
+//! lanes even where the dispatch takes the split loop (the scalar set), and
+//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows the instruction set of every path.
 
 use std::time::Instant;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};
@@ -15,12 +17,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let map_only = args.iter().any(|a| a == "--map");
     let split_loop = args.iter().any(|a| a == "--split-loop");
+    let lanes = args.iter().any(|a| a == "--lanes");
     let sizes: Vec<usize> = args
         .iter()
         .filter(|a| !a.starts_with("--"))
         .map(|a| {
             a.parse()
-                .expect("sizes are integers (options: --map, --split-loop)")
+                .expect("sizes are integers (options: --map, --split-loop, --lanes)")
         })
         .collect();
     let sizes = if sizes.is_empty() {
@@ -28,10 +31,17 @@ fn main() {
     } else {
         sizes
     };
+    let isa = trellis_lab::simd::Isa::detect();
+    let path = if split_loop {
+        "the split loop".to_string()
+    } else if lanes || map_only || isa.lanes_beat_split_loop() {
+        format!("the eight lanes ({isa})")
+    } else {
+        format!("the split loop (dispatched for {isa})")
+    };
     println!(
-        "threads: {}, eight lanes: {}",
-        rayon::current_num_threads(),
-        trellis_lab::simd::Isa::detect()
+        "threads: {}, instruction set: {isa}, path: {path}",
+        rayon::current_num_threads()
     );
     for n in sizes {
         let ds = generate_dataset(
@@ -65,6 +75,8 @@ fn main() {
         }
         let t = if split_loop {
             FullTrellis::build_split_loop(&m, 26).unwrap()
+        } else if lanes {
+            FullTrellis::build_lanes(&m, 26, isa).unwrap()
         } else {
             FullTrellis::build_with_limit(&m, 26).unwrap()
         };

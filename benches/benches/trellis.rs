@@ -51,9 +51,11 @@ fn trellis(c: &mut Criterion) {
     g.finish();
 }
 
-/// The eight-lane full trellis with each instruction set this CPU has (`scalar`, `avx2`,
-/// `avx512`), beside the split loop (the path before it, four lanes of AVX2 in the Ginkgo
-/// kernel), on the same jets in one run.
+/// The full trellis as dispatched for each instruction set this CPU has (`scalar`, `avx2`,
+/// `avx512`: the eight lanes, or the split loop where the lanes are slower), each set's eight
+/// lanes themselves (`lanes_<set>`), and the split loop (the path before the lanes, four lanes
+/// of AVX2 in the Ginkgo kernel where the CPU has it), on the same jets in one run. Run it with
+/// `TRELLIS_LAB_SIMD=scalar` as well to time every path as a CPU without AVX2 runs it.
 fn trellis_isa(c: &mut Criterion) {
     let mut g = c.benchmark_group("full_trellis_isa");
     g.sample_size(10);
@@ -65,10 +67,21 @@ fn trellis_isa(c: &mut Criterion) {
                 black_box(t.log_partition())
             })
         });
-        for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let narrowest = Isa::detect();
+        for isa in Isa::ALL
+            .into_iter()
+            .filter(|&i| i.available() && i <= narrowest)
+        {
             g.bench_with_input(BenchmarkId::new(isa.name(), n), &m, |b, m| {
                 b.iter(|| {
                     let t = FullTrellis::build_with_isa(black_box(m), 32, isa).unwrap();
+                    black_box(t.log_partition())
+                })
+            });
+            let lanes = format!("lanes_{}", isa.name());
+            g.bench_with_input(BenchmarkId::new(lanes, n), &m, |b, m| {
+                b.iter(|| {
+                    let t = FullTrellis::build_lanes(black_box(m), 32, isa).unwrap();
                     black_box(t.log_partition())
                 })
             });

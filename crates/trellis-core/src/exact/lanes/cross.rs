@@ -162,6 +162,26 @@ macro_rules! for_each_upper {
 }
 pub(crate) use for_each_upper;
 
+/// [`for_each_upper`] in ascending order of `a`.
+macro_rules! for_each_upper_ascending {
+    ($blocks:expr, $g:expr, |$a:ident, $ba:ident, $bb:ident| $body:block) => {{
+        let (blocks, g) = ($blocks, $g);
+        let mut $a = g & g.wrapping_neg();
+        let mut ahead = $a;
+        for _ in 0..$crate::exact::lanes::cross::PREFETCH {
+            ahead = ahead.wrapping_sub(g) & g;
+        }
+        while $a != g {
+            $crate::exact::lanes::cross::prefetch_block(&blocks[ahead as usize]);
+            $crate::exact::lanes::cross::prefetch_block(&blocks[(g ^ ahead) as usize]);
+            ahead = ahead.wrapping_sub(g) & g;
+            let ($ba, $bb) = (&blocks[$a as usize], &blocks[(g ^ $a) as usize]);
+            $body
+            $a = $a.wrapping_sub(g) & g;
+        }
+    }};
+}
+
 impl<L: Lanes> Slots<L> {
     /// The live lanes for the upper parts `(a, g - a)`: the zero slot's split of the parent `8g`
     /// is one only when `a` holds the lowest leaf of `g`.
@@ -190,8 +210,9 @@ pub(super) struct Slots<L: Lanes> {
 }
 
 /// One vector of slots' running sums. The MAP split is kept as `8a` (the slot gives the lanes);
-/// within a slot the splits come with `a` descending, so a strictly larger value is the only
-/// update (among equal values the first, with the largest `A`, stays).
+/// within a slot the splits come with `a` ascending, so a value at least as large as the best
+/// (and above `-inf`) is an update: among equal values the last, with the largest `A`, stays.
+/// (Ascending measured 5 % faster than descending, AVX2 and AVX-512 alike.)
 #[derive(Clone, Copy)]
 struct Sums<L: Lanes> {
     /// Reference of the log-sum-exp.
@@ -296,13 +317,14 @@ fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
     let permuted = Paired;
     let [step0, step1] = steps(&t.k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
-    for_each_upper!(blocks, g, |a, ba, bb| {
+    for_each_upper_ascending!(blocks, g, |a, ba, bb| {
         let live0 = vs[0].live_for(a, g);
         // Both vectors' potentials first, then both vectors' sums: two independent chains of
         // dependent operations side by side for the out-of-order core.
-        let lp0 =
-            (L::bits(live0) != 0).then(|| log_psi::<L, Block>(&step0, &direct, a, ba, bb, live0));
-        let lp1 = live1.then(|| log_psi::<L, Block>(&step1, &permuted, a, ba, bb, vs[1].live));
+        let lp0 = (L::bits(live0) != 0)
+            .then(|| log_psi::<L, Block, false>(&step0, &direct, a, ba, bb, live0));
+        let lp1 =
+            live1.then(|| log_psi::<L, Block, false>(&step1, &permuted, a, ba, bb, vs[1].live));
         if let Some(lp) = lp0 {
             step::<L, C>(
                 t,
@@ -395,10 +417,11 @@ fn step<L: Lanes, const C: u8>(
     // MAP: a strictly larger value (see `Sums`), from the exact `log psi`, which is needed
     // only where the upper bound exceeds the best so far (a new maximum or nearly one).
     let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
-    let up = psi.lp_up.add(ma).add(mb).gt(x.best);
+    let vu = psi.lp_up.add(ma).add(mb);
+    let up = L::and(vu.ge(x.best), vu.gt(L::splat(f64::NEG_INFINITY)));
     if L::bits(up) != 0 {
         let val = psi.exact().add(ma).add(mb);
-        let upd = L::and(up, val.gt(x.best));
+        let upd = L::and(up, val.ge(x.best));
         x.best = L::select(upd, val, x.best);
         let upd = L::bits(upd);
         for (l, k) in x.best_a.iter_mut().enumerate() {
@@ -429,26 +452,29 @@ fn step<L: Lanes, const C: u8>(
     }
 }
 
-/// `log psi` of one vector of slots, and what its exact value needs.
+/// `log psi` of one vector of slots.
 pub(super) struct Psi<L: Lanes> {
-    /// `log psi` with [`Lanes::ln_fast`] (exact in the lanes outside `fast`, `-inf` outside
-    /// the live lanes).
+    /// `log psi`, with [`Lanes::ln_fast`] unless exact (exact in the lanes of the scalar
+    /// kernel's special cases, `-inf` outside the live lanes).
     pub(super) lp: L,
     /// An upper bound on the exact `log psi` (computed with a lower bound on `ln tp2`, so that
     /// rounding, being monotone, keeps it above the exact value): a lane's MAP value can only
     /// grow where this one does.
     pub(super) lp_up: L,
-    pub(super) head: L,
-    pub(super) tail: L,
-    pub(super) tp2: L,
-    /// Live lanes whose `lp` came from `ln_fast`.
-    pub(super) fast: L::M,
+    head: L,
+    tail: L,
+    tp2: L,
+    /// Live lanes whose `lp` came from the vector kernel.
+    fast: L::M,
 }
 
 impl<L: Lanes> Psi<L> {
     /// The exact `log psi` ([`crate::model::GinkgoModel`]'s operations, the same bits).
     #[inline(always)]
     pub(super) fn exact(&self) -> L {
+        if L::LN_FAST_IS_LN {
+            return self.lp;
+        }
         L::select(
             self.fast,
             self.head.add(self.tail.sub(self.tp2.ln())),
@@ -458,12 +484,12 @@ impl<L: Lanes> Psi<L> {
 }
 
 /// `log psi` of one vector of slots for the upper parts `(a, g - a)`: the Ginkgo kernel's
-/// operations in the same order as [`crate::model::GinkgoModel`]'s scalar and AVX2 kernels
-/// (with [`Lanes::ln_fast`] for the log-sum-exp; [`Psi::exact`] gives the same bits), its
-/// special cases (a leaf child, a degenerate `tp2`) by the scalar kernel, and `-inf` outside
-/// `live`.
+/// operations in the same order as [`crate::model::GinkgoModel`]'s scalar and AVX2 kernels,
+/// with [`Lanes::ln_fast`] for the log-sum-exp ([`Psi::exact`] gives the model's bits), or
+/// with [`Lanes::ln`] when `EXACT` (then `lp` has the model's bits), its special cases (a leaf child, a degenerate
+/// `tp2`) by the scalar kernel, and `-inf` outside `live`.
 #[inline(always)]
-pub(super) fn log_psi<L: Lanes, B: KernelBlock>(
+pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
     st: &Step<'_, '_, L>,
     f: &impl Fetch<L>,
     a: u64,
@@ -486,9 +512,10 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock>(
     let d = c.sqrt_p.sub(q_hi);
     let tp2 = d.mul(d);
     let tail = c.log_lambda.sub(c.lambda.mul(t_lo).div(tp2));
-    let ln = tp2.ln_fast();
+    let exact = EXACT || L::LN_FAST_IS_LN;
+    let ln = if EXACT { tp2.ln() } else { tp2.ln_fast() };
     let lp = head.add(tail.sub(ln));
-    let lp_up = if L::LN_FAST_IS_LN {
+    let lp_up = if exact {
         lp
     } else {
         let ln_down = ln.sub(
@@ -528,10 +555,10 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock>(
                 st.k.log_psi((a << 3) | SLOT_A[j] as u64, (b << 3) | SLOT_B[j] as u64);
         }
     }
-    let exact = L::load(&out);
+    let scalar = L::load(&out);
     Psi {
-        lp: L::select(fast, lp, L::select(live, exact, ninf)),
-        lp_up: L::select(fast, lp_up, L::select(live, exact, ninf)),
+        lp: L::select(fast, lp, L::select(live, scalar, ninf)),
+        lp_up: L::select(fast, lp_up, L::select(live, scalar, ninf)),
         head,
         tail,
         tp2,

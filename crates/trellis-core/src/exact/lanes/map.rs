@@ -275,8 +275,8 @@ fn map_step<L: Lanes>(
     if bits == 0 {
         return 0;
     }
-    let val = log_psi::<L, MapBlock>(st, f, a, ba, bb, cand)
-        .exact()
+    let val = log_psi::<L, MapBlock, true>(st, f, a, ba, bb, cand)
+        .lp
         .add(ma)
         .add(mb);
     let upd = L::and(cand, val.gt(x.best));
