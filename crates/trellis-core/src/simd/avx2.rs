@@ -157,92 +157,183 @@ fn table8(t: &[f64; 8], idx: __m256i, bit2: __m256d) -> __m256d {
     })
 }
 
+/// A constant in four lanes, as stored in memory: the arithmetic reads it as a memory operand
+/// (AVX2 has no broadcast operands, and a splat would otherwise be re-broadcast into a
+/// register at every use once the sixteen registers are taken).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Four([f64; 4]);
+
+impl Four {
+    const fn of(x: f64) -> Four {
+        Four([x; 4])
+    }
+    const fn bits(x: u64) -> Four {
+        Four::of(f64::from_bits(x))
+    }
+}
+
+/// The constants of [`exp1`] and [`ln_fast1`].
+struct Consts {
+    exp_lo: Four,
+    exp_hi: Four,
+    log2e: Four,
+    magic: Four,
+    ln2_hi: Four,
+    ln2_lo: Four,
+    /// `1023 - bits(MAGIC)`, as `u64` lanes.
+    exp_bias: Four,
+    /// `1 / i!`, `i = 0..13`.
+    taylor: [Four; 13],
+    mantissa: Four,
+    one_bits: Four,
+    two52_bits: Four,
+    two52_1023: Four,
+    six: Four,
+    one: Four,
+    /// `(-1)^i / (i + 1)`, `i = 0..11`.
+    log1p: [Four; 11],
+    ln_lo: Four,
+}
+
+static CONSTS: Consts = Consts {
+    exp_lo: Four::of(ec::LO),
+    exp_hi: Four::of(ec::HI),
+    log2e: Four::of(ec::LOG2E),
+    magic: Four::of(ec::MAGIC),
+    ln2_hi: Four::of(ec::LN2_HI),
+    ln2_lo: Four::of(ec::LN2_LO),
+    exp_bias: Four::bits(1023u64.wrapping_sub(ec::MAGIC.to_bits())),
+    taylor: {
+        let mut t = [Four::of(1.0); 13];
+        let mut f = 1.0;
+        let mut i = 1;
+        while i < 13 {
+            f *= i as f64;
+            t[i] = Four::of(1.0 / f);
+            i += 1;
+        }
+        t
+    },
+    mantissa: Four::bits((1u64 << 52) - 1),
+    one_bits: Four::of(1.0),
+    two52_bits: Four::of(lc::TWO52),
+    two52_1023: Four::of(lc::TWO52 + 1023.0),
+    six: Four::bits(6),
+    one: Four::of(1.0),
+    log1p: {
+        let mut t = [Four::of(1.0); 11];
+        let mut i = 0;
+        while i < 11 {
+            let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+            t[i] = Four::of(sign / (i + 1) as f64);
+            i += 1;
+        }
+        t
+    },
+    ln_lo: Four::of(lc::LN2_LO),
+};
+
+/// [`CONSTS`], through an optimisation barrier: the compiler reads the constants from memory
+/// (folded into the arithmetic) instead of re-broadcasting them.
+#[inline(always)]
+fn consts() -> &'static Consts {
+    std::hint::black_box(&CONSTS)
+}
+
+/// A [`Four`] as a register (a load the compiler folds into the instruction using it).
+#[inline(always)]
+fn ld(c: &Four) -> __m256d {
+    // SAFETY: as above; `Four` is 32 aligned bytes.
+    avx!(_mm256_load_pd(c.0.as_ptr()))
+}
+
+/// A [`Four`] as integer lanes.
+#[inline(always)]
+fn ldi(c: &Four) -> __m256i {
+    avx!(_mm256_castpd_si256(ld(c)))
+}
+
 /// `e^x` on four lanes: `x = k ln 2 + r`, `|r| <= ln 2 / 2`, `e^r` by its Taylor polynomial of
 /// degree 12 in Estrin's scheme with fused steps (truncation error below 2e-16), `2^k` from the
 /// exponent bits; 0 for NaN and `x < -708`.
 #[inline(always)]
 fn exp1(x: __m256d) -> __m256d {
+    let k = consts();
     avx!({
-        let xc = _mm256_min_pd(_mm256_max_pd(x, set(ec::LO)), set(ec::HI));
-        let kf = _mm256_fmadd_pd(xc, set(ec::LOG2E), set(ec::MAGIC));
-        let k = _mm256_sub_pd(kf, set(ec::MAGIC));
-        let r = _mm256_fnmadd_pd(k, set(ec::LN2_HI), xc);
-        let r = _mm256_fnmadd_pd(k, set(ec::LN2_LO), r);
-        // k's two's complement is in kf's low bits: 2^k has the bits (k + 1023) << 52.
+        let xc = _mm256_min_pd(_mm256_max_pd(x, ld(&k.exp_lo)), ld(&k.exp_hi));
+        let kf = _mm256_fmadd_pd(xc, ld(&k.log2e), ld(&k.magic));
+        let n = _mm256_sub_pd(kf, ld(&k.magic));
+        let r = _mm256_fnmadd_pd(n, ld(&k.ln2_hi), xc);
+        let r = _mm256_fnmadd_pd(n, ld(&k.ln2_lo), r);
+        // n's two's complement is in kf's low bits: 2^n has the bits (n + 1023) << 52.
         let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_add_epi64(
             _mm256_castpd_si256(kf),
-            seti(1023u64.wrapping_sub(ec::MAGIC.to_bits())),
+            ldi(&k.exp_bias),
         )));
-        let c = |i: usize| set(1.0 / FACT13[i]);
-        let pair = |i: usize| _mm256_fmadd_pd(c(i + 1), r, c(i));
+        let c = &k.taylor;
         let r2 = _mm256_mul_pd(r, r);
         let r4 = _mm256_mul_pd(r2, r2);
         let r8 = _mm256_mul_pd(r4, r4);
-        let q0 = _mm256_fmadd_pd(pair(2), r2, pair(0));
-        let q1 = _mm256_fmadd_pd(pair(6), r2, pair(4));
-        let q2 = _mm256_fmadd_pd(pair(10), r2, pair(8));
+        let p01 = _mm256_fmadd_pd(r, ld(&c[1]), ld(&c[0]));
+        let p23 = _mm256_fmadd_pd(r, ld(&c[3]), ld(&c[2]));
+        let p45 = _mm256_fmadd_pd(r, ld(&c[5]), ld(&c[4]));
+        let p67 = _mm256_fmadd_pd(r, ld(&c[7]), ld(&c[6]));
+        let p89 = _mm256_fmadd_pd(r, ld(&c[9]), ld(&c[8]));
+        let p1011 = _mm256_fmadd_pd(r, ld(&c[11]), ld(&c[10]));
+        let q0 = _mm256_fmadd_pd(p23, r2, p01);
+        let q1 = _mm256_fmadd_pd(p67, r2, p45);
+        let q2 = _mm256_fmadd_pd(p1011, r2, p89);
         let s0 = _mm256_fmadd_pd(q1, r4, q0);
-        let s1 = _mm256_fmadd_pd(c(12), r4, q2);
+        let s1 = _mm256_fmadd_pd(r4, ld(&c[12]), q2);
         let p = _mm256_fmadd_pd(s1, r8, s0);
         let y = _mm256_mul_pd(p, scale);
-        _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_GE_OQ>(x, set(ec::LO)))
+        _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_GE_OQ>(x, ld(&k.exp_lo)))
     })
 }
-
-/// `i!`, `i = 0..13`.
-const FACT13: [f64; 13] = [
-    1.0,
-    1.0,
-    2.0,
-    6.0,
-    24.0,
-    120.0,
-    720.0,
-    5040.0,
-    40320.0,
-    362_880.0,
-    3_628_800.0,
-    39_916_800.0,
-    479_001_600.0,
-];
 
 /// `ln x` on four lanes for positive normal finite `x`: as the AVX-512 set's `ln_fast`, with a
 /// table of eight entries (two registers: the top three mantissa bits pick `c ~ 1/m`) and
 /// `ln(m c)`, `|m c - 1| < 0.059`, by a degree-11 polynomial (truncation error below 1.5e-16).
 #[inline(always)]
 fn ln_fast1(x: __m256d) -> __m256d {
+    let k = consts();
     avx!({
         let bits = _mm256_castpd_si256(x);
         let m = _mm256_castsi256_pd(_mm256_or_si256(
-            _mm256_and_si256(bits, seti((1u64 << 52) - 1)),
-            seti(1.0f64.to_bits()),
+            _mm256_and_si256(bits, ldi(&k.mantissa)),
+            ldi(&k.one_bits),
         ));
         let e = _mm256_sub_pd(
             _mm256_castsi256_pd(_mm256_or_si256(
-                seti(lc::TWO52.to_bits()),
+                ldi(&k.two52_bits),
                 _mm256_srli_epi64::<52>(bits),
             )),
-            set(lc::TWO52 + 1023.0),
+            ld(&k.two52_1023),
         );
         // The top three mantissa bits (49-51) index the tables.
-        let idx = pair_index(_mm256_and_si256(_mm256_srli_epi64::<48>(bits), seti(6)));
+        let idx = pair_index(_mm256_and_si256(_mm256_srli_epi64::<48>(bits), ldi(&k.six)));
         let bit2 = _mm256_castsi256_pd(_mm256_slli_epi64::<12>(bits));
         let inv = table8(&LN_INV8, idx, bit2);
         let ln_c = table8(&LN_C8, idx, bit2);
-        let r = _mm256_fmsub_pd(m, inv, set(1.0));
-        let c = |i: usize| set(if i.is_multiple_of(2) { 1.0 } else { -1.0 } / (i + 1) as f64);
-        let pair = |i: usize| _mm256_fmadd_pd(c(i + 1), r, c(i));
+        let r = _mm256_fmsub_pd(m, inv, ld(&k.one));
+        let c = &k.log1p;
         let r2 = _mm256_mul_pd(r, r);
         let r4 = _mm256_mul_pd(r2, r2);
         let r8 = _mm256_mul_pd(r4, r4);
-        let q0 = _mm256_fmadd_pd(pair(2), r2, pair(0));
-        let q1 = _mm256_fmadd_pd(pair(6), r2, pair(4));
-        let q2 = _mm256_fmadd_pd(c(10), r2, pair(8));
+        let p01 = _mm256_fmadd_pd(r, ld(&c[1]), ld(&c[0]));
+        let p23 = _mm256_fmadd_pd(r, ld(&c[3]), ld(&c[2]));
+        let p45 = _mm256_fmadd_pd(r, ld(&c[5]), ld(&c[4]));
+        let p67 = _mm256_fmadd_pd(r, ld(&c[7]), ld(&c[6]));
+        let p89 = _mm256_fmadd_pd(r, ld(&c[9]), ld(&c[8]));
+        let q0 = _mm256_fmadd_pd(p23, r2, p01);
+        let q1 = _mm256_fmadd_pd(p67, r2, p45);
+        let q2 = _mm256_fmadd_pd(r2, ld(&c[10]), p89);
         let s = _mm256_fmadd_pd(q1, r4, q0);
         let s = _mm256_fmadd_pd(q2, r8, s);
         let p = _mm256_mul_pd(s, r);
-        let hi = _mm256_fmadd_pd(e, set(lc::LN2_HI), ln_c);
-        let lo = _mm256_fmadd_pd(e, set(lc::LN2_LO), p);
+        let hi = _mm256_fmadd_pd(e, ld(&k.ln2_hi), ln_c);
+        let lo = _mm256_fmadd_pd(e, ld(&k.ln_lo), p);
         _mm256_add_pd(hi, lo)
     })
 }
