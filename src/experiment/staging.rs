@@ -384,6 +384,17 @@ impl Manifest {
                 .unwrap_or(1)),
         );
         fields.insert("cpu_model".into(), json!(cpu_model()));
+        // The eight lanes' instruction set (after TRELLIS_LAB_SIMD), and every set the CPU has.
+        let isa = crate::simd::Isa::detect();
+        fields.insert("instruction_set".into(), json!(isa.name()));
+        fields.insert(
+            "cpu_instruction_sets".into(),
+            json!(crate::simd::Isa::ALL
+                .into_iter()
+                .filter(|i| i.available())
+                .map(|i| i.name())
+                .collect::<Vec<_>>()),
+        );
         fields.insert("load_average_at_start".into(), json!(load_average()));
         fields.insert("started_unix_seconds".into(), json!(unix_now()));
         Manifest {

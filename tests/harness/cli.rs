@@ -68,6 +68,12 @@ fn run_writes_tables_charts_manifest_and_skips_rerun() {
     assert_eq!(manifest["seed"], 5);
     assert_eq!(manifest["threads"], 2);
     assert!(manifest["timings_seconds"]["total"].as_f64().unwrap() >= 0.0);
+    // The instruction set the run used, one of those the CPU has, and the CPU's model.
+    let isa = trellis_lab::simd::Isa::parse(manifest["instruction_set"].as_str().unwrap());
+    assert_eq!(isa, Some(trellis_lab::simd::Isa::detect()));
+    let sets = manifest["cpu_instruction_sets"].as_array().unwrap();
+    assert!(sets.iter().any(|s| s == "scalar"), "{sets:?}");
+    assert!(manifest["cpu_model"].is_string());
     // No staging folders left behind.
     let leftovers: Vec<_> = std::fs::read_dir(dir.join("results"))
         .unwrap()
