@@ -131,7 +131,7 @@ pub fn ln_slice(x: &[f64], out: &mut [f64]) {
     let (x, out) = (&x[..n], &mut out[..n]);
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
+        if crate::simd::avx2_allowed() {
             // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
             unsafe { ln_slice_avx2(x, out) };
             return;

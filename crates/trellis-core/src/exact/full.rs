@@ -171,10 +171,27 @@ impl FullTrellis {
     }
 
     /// [`FullTrellis::build_with_limit`] with the vector instructions of `isa` (or the widest
-    /// narrower set the CPU has) for the Ginkgo model's eight-lane path (`exact::lanes`); other
-    /// models go through the split loop whatever `isa` says. The MAP values, MAP trees and
-    /// counts are the same for every `isa`; log Z and the entropy agree to 1e-12.
+    /// narrower set the CPU has) for the Ginkgo model's eight-lane path (`exact::lanes`), where
+    /// the lanes are faster than the split loop ([`Isa::lanes_beat_split_loop`]: not with the
+    /// scalar set, which takes the split loop); other models go through the split loop
+    /// whatever `isa` says. The MAP values, MAP trees and counts are the same for every `isa`;
+    /// log Z and the entropy agree to 1e-12.
     pub fn build_with_isa<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        isa: Isa,
+    ) -> Result<FullTrellis, ExactError> {
+        if !isa.lanes_beat_split_loop() {
+            return Self::build_tiled(model, max_leaves, Tiling::DEFAULT);
+        }
+        Self::build_lanes(model, max_leaves, isa)
+    }
+
+    /// The eight-lane path with the lanes of `isa` whatever [`FullTrellis::build_with_isa`]
+    /// would choose (the split loop for models other than Ginkgo's and below
+    /// [`lanes::MIN_LEAVES`] leaves): every instruction set's lanes, for tests and benches.
+    #[doc(hidden)]
+    pub fn build_lanes<M: SplitModel>(
         model: &M,
         max_leaves: usize,
         isa: Isa,

@@ -351,7 +351,7 @@ const NEGLIGIBLE: f64 = -60.0;
 fn sum_exp_weighted(z: &[f64], e: &[f64], zmax: f64) -> (f64, f64) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
+        if crate::simd::avx2_allowed() {
             // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
             return unsafe { sum_exp_weighted_avx2(z, e, zmax) };
         }

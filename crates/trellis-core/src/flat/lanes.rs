@@ -13,7 +13,7 @@
 //! are the scalar loop's, bit for bit; log Z agrees to 1e-12; every number is the same for any
 //! thread count.
 
-use crate::exact::lanes::cross::{Direct, Fetch, Permuted, PREFETCH};
+use crate::exact::lanes::cross::{Direct, Fetch, Paired, PREFETCH};
 use crate::exact::lanes::{Best, LogSum, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
 use crate::simd::{dispatch, Isa, Lanes, WithLanes};
 use rayon::prelude::*;
@@ -190,7 +190,7 @@ fn cross<L: Lanes>(job: Cross<'_>) {
         best_t: L::splat(0.0),
     };
     let mut sums = [fresh, fresh];
-    let permuted = Permuted::<L>::second();
+    let permuted = Paired;
     // Slots in use, the zero slot (the parent 8g) apart: it takes a term only when C holds the
     // lowest point of g.
     let used = |v: usize| (0..8).filter(move |&l| 8 * v + l < USED_SLOTS && 8 * v + l != ZERO_SLOT);

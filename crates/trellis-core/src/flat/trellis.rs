@@ -104,12 +104,36 @@ impl FlatTrellis {
     }
 
     /// [`FlatTrellis::build_with_limit`] with the eight lanes of `isa` (or the widest narrower
-    /// set the CPU has; `flat::lanes`, from 4 points). The MAP values and clusterings are the
-    /// same for every `isa` and as [`FlatTrellis::build_split_loop`]'s; log Z agrees to 1e-12.
+    /// set the CPU has; `flat::lanes`, from 4 points) where the lanes are faster than the split
+    /// loop ([`Isa::lanes_beat_split_loop`]: not with the scalar set, which takes the split
+    /// loop). The MAP values and clusterings are the same for every `isa` and as
+    /// [`FlatTrellis::build_split_loop`]'s; log Z agrees to 1e-12.
     pub fn build_with_isa<E: ClusterEnergy + ?Sized>(
         model: &E,
         max_points: usize,
         isa: Isa,
+    ) -> Result<FlatTrellis, FlatError> {
+        Self::build_lanes_if(model, max_points, isa, isa.lanes_beat_split_loop())
+    }
+
+    /// The eight-lane path with the lanes of `isa` whatever [`FlatTrellis::build_with_isa`]
+    /// would choose (below 4 points, the split loop): every instruction set's lanes, for tests
+    /// and benches.
+    #[doc(hidden)]
+    pub fn build_lanes<E: ClusterEnergy + ?Sized>(
+        model: &E,
+        max_points: usize,
+        isa: Isa,
+    ) -> Result<FlatTrellis, FlatError> {
+        Self::build_lanes_if(model, max_points, isa, true)
+    }
+
+    /// The eight lanes of `isa` when `lanes` (and from 4 points), else the split loop.
+    fn build_lanes_if<E: ClusterEnergy + ?Sized>(
+        model: &E,
+        max_points: usize,
+        isa: Isa,
+        lanes: bool,
     ) -> Result<FlatTrellis, FlatError> {
         // The token first: a cancellation during the energy table stops the build.
         let cancel = crate::cancel::Cancel::new();
@@ -117,7 +141,7 @@ impl FlatTrellis {
         check_size(n, max_points)?;
         let log_energy = super::checked_table(model)?;
         check_table(&log_energy)?;
-        if n < crate::exact::lanes::MIN_LEAVES {
+        if !lanes || n < crate::exact::lanes::MIN_LEAVES {
             return Self::split_loop(n, log_energy, &cancel);
         }
         let (cells, map_cluster) =

@@ -396,7 +396,7 @@ impl SplitModel for GinkgoModel {
         }
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if crate::simd::avx2_allowed() {
                 // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
                 unsafe { self.siblings_avx2(parent, &splits[..n], &mut out[..n], root) };
                 return;

@@ -1,10 +1,14 @@
-//! [`Lanes`] with AVX2 and FMA: two four-lane registers. `ln` and `exp` are
-//! [`crate::numeric::ln4`] and [`crate::numeric::exp4`] (the scalar functions' operations, four
-//! lanes at a time); products of counts are scalar (AVX2 has no 64-bit multiply).
+//! [`Lanes`] with AVX2 and FMA: two four-lane registers. `ln` is [`crate::numeric::ln4`] (the
+//! scalar function's operations, four lanes at a time); `exp` and `ln_fast` are the AVX-512
+//! set's table-driven polynomials with fused steps, the tables read by in-register permutes
+//! (no gathers); lane permutes are two `vpermps` and a blend per register; products of counts
+//! are three 32-bit multiplies (AVX2 has no 64-bit multiply).
 //!
 //! Only for use inside functions compiled with `avx2` and `fma` enabled.
 
+use super::tables::{EXP2_EIGHTHS, FACT, LN_C, LN_INV};
 use super::Lanes;
+use crate::numeric::{exp_consts as ec, ln_consts as lc};
 use std::arch::x86_64::*;
 
 /// Eight `f64` in two AVX2 registers.
@@ -14,6 +18,14 @@ pub struct Avx2(pub [__m256d; 2]);
 /// Lane masks: all ones where true.
 #[derive(Clone, Copy, Debug)]
 pub struct Mask2([__m256d; 2]);
+
+/// A lane permutation: per output register, the `vpermps` indices (a pair of 32-bit halves
+/// per lane, within a source register) and which lanes come from the second source register.
+#[derive(Clone, Copy, Debug)]
+pub struct Perm2 {
+    idx: [__m256i; 2],
+    upper: [__m256d; 2],
+}
 
 macro_rules! both {
     ($f:ident, $a:expr) => {
@@ -30,15 +42,20 @@ macro_rules! both {
     };
 }
 
+/// The AVX2 intrinsics, inside functions compiled for AVX2 and FMA.
+macro_rules! avx {
+    ($e:expr) => {
+        // SAFETY: the caller runs inside a function compiled for AVX2 and FMA.
+        unsafe { $e }
+    };
+}
+
 #[inline(always)]
 fn cmp<const P: i32>(a: [__m256d; 2], b: [__m256d; 2]) -> Mask2 {
-    // SAFETY: as above.
-    unsafe {
-        Mask2([
-            _mm256_cmp_pd::<P>(a[0], b[0]),
-            _mm256_cmp_pd::<P>(a[1], b[1]),
-        ])
-    }
+    avx!(Mask2([
+        _mm256_cmp_pd::<P>(a[0], b[0]),
+        _mm256_cmp_pd::<P>(a[1], b[1]),
+    ]))
 }
 
 #[inline(always)]
@@ -52,23 +69,235 @@ fn from_array(x: [f64; 8]) -> Avx2 {
     }
 }
 
+#[inline(always)]
+fn set(x: f64) -> __m256d {
+    avx!(_mm256_set1_pd(x))
+}
+
+#[inline(always)]
+fn seti(x: u64) -> __m256i {
+    avx!(_mm256_set1_epi64x(x as i64))
+}
+
+/// Lanes `src[0..4]` and `src[4..8]` as two registers.
+#[inline(always)]
+fn load8(src: &[f64; 8]) -> [__m256d; 2] {
+    // SAFETY: as above; src holds eight f64.
+    unsafe {
+        [
+            _mm256_loadu_pd(src.as_ptr()),
+            _mm256_loadu_pd(src.as_ptr().add(4)),
+        ]
+    }
+}
+
+/// Lane `l` of the result is lane `p[l]` of the eight lanes `src`.
+#[inline(always)]
+fn permute8(src: [__m256d; 2], p: &Perm2) -> [__m256d; 2] {
+    [
+        permute_half(src, p.idx[0], p.upper[0]),
+        permute_half(src, p.idx[1], p.upper[1]),
+    ]
+}
+
+/// [`Lanes::pair_a`]: lanes 1, 2, 1, 3 of the first register, then lanes 1 and 5 (and 3, 7)
+/// interleaved.
+#[inline(always)]
+fn pair_a(src: [__m256d; 2]) -> [__m256d; 2] {
+    const _: () = assert!(matches!(super::PAIR_A, [1, 2, 1, 3, 1, 5, _, _]));
+    avx!([
+        _mm256_permute4x64_pd::<0b11_01_10_01>(src[0]),
+        _mm256_unpackhi_pd(src[0], src[1]),
+    ])
+}
+
+/// [`Lanes::pair_b`]: lanes 4, 4, 6, 4 (lanes 0, 0, 2, 0 of the second register), then lane 2
+/// in every lane.
+#[inline(always)]
+fn pair_b(src: &[f64; 8]) -> [__m256d; 2] {
+    const _: () = assert!(matches!(super::PAIR_B, [4, 4, 6, 4, 2, 2, _, _]));
+    // SAFETY: as above; src holds eight f64.
+    avx!([
+        _mm256_permute4x64_pd::<0b00_10_00_00>(_mm256_loadu_pd(src.as_ptr().add(4))),
+        _mm256_broadcast_sd(&src[2]),
+    ])
+}
+
+/// Four lanes of [`permute8`].
+#[inline(always)]
+fn permute_half(src: [__m256d; 2], idx: __m256i, upper: __m256d) -> __m256d {
+    avx!({
+        let a = _mm256_permutevar8x32_ps(_mm256_castpd_ps(src[0]), idx);
+        let b = _mm256_permutevar8x32_ps(_mm256_castpd_ps(src[1]), idx);
+        _mm256_blendv_pd(_mm256_castps_pd(a), _mm256_castps_pd(b), upper)
+    })
+}
+
+/// `vpermps` indices that read, in every lane, entry `j & 3` of a four-entry register, from
+/// lanes holding `2 (j & 3)` in bits 1-2 of their low 32-bit half (other low bits zero).
+#[inline(always)]
+fn pair_index(twice_j: __m256i) -> __m256i {
+    avx!(_mm256_or_si256(
+        _mm256_shuffle_epi32::<0b10_10_00_00>(twice_j),
+        seti(1 << 32)
+    ))
+}
+
+/// Entry `j` of an eight-entry table in every lane: `idx` from [`pair_index`], `bit2` with
+/// bit 2 of `j` in its sign bit.
+#[inline(always)]
+fn table8(t: &[f64; 8], idx: __m256i, bit2: __m256d) -> __m256d {
+    avx!({
+        let [t0, t1] = load8(t);
+        _mm256_blendv_pd(
+            _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(t0), idx)),
+            _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(t1), idx)),
+            bit2,
+        )
+    })
+}
+
+/// Entry `j` of a sixteen-entry table in every lane (`bit3`: bit 3 of `j` in the sign bit).
+#[inline(always)]
+fn table16(t: &[f64; 16], idx: __m256i, bit2: __m256d, bit3: __m256d) -> __m256d {
+    let lo: &[f64; 8] = t[..8].try_into().expect("eight entries");
+    let hi: &[f64; 8] = t[8..].try_into().expect("eight entries");
+    avx!(_mm256_blendv_pd(
+        table8(lo, idx, bit2),
+        table8(hi, idx, bit2),
+        bit3
+    ))
+}
+
+/// `e^x` on four lanes: the AVX-512 set's method (`x = n ln2 / 8 + r`, `2^(n/8)` from a table
+/// of eighths and the exponent bits, a degree-7 polynomial in `r`); 0 for NaN and `x < -708`.
+#[inline(always)]
+fn exp1(x: __m256d) -> __m256d {
+    avx!({
+        let xc = _mm256_min_pd(_mm256_max_pd(x, set(ec::LO)), set(ec::HI));
+        let kf = _mm256_fmadd_pd(xc, set(8.0 * ec::LOG2E), set(ec::MAGIC));
+        let n = _mm256_sub_pd(kf, set(ec::MAGIC));
+        let r = _mm256_fnmadd_pd(n, set(ec::LN2_HI / 8.0), xc);
+        let r = _mm256_fnmadd_pd(n, set(ec::LN2_LO / 8.0), r);
+        // n's two's complement is in kf's low bits; n & 7 picks the table entry, and
+        // floor(n / 8) + 1023 = (n + 8 * 1023) >> 3 (non-negative for n >= -8184) the exponent.
+        let bits = _mm256_castpd_si256(kf);
+        let t = table8(
+            &EXP2_EIGHTHS,
+            pair_index(_mm256_slli_epi64::<1>(bits)),
+            _mm256_castsi256_pd(_mm256_slli_epi64::<61>(bits)),
+        );
+        let k = _mm256_sub_epi64(bits, seti(ec::MAGIC.to_bits()));
+        let scale = _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_srli_epi64::<3>(
+            _mm256_add_epi64(k, seti(8 * 1023)),
+        )));
+        let c = |i: usize| set(1.0 / FACT[i]);
+        let pair = |i: usize| _mm256_fmadd_pd(c(i + 1), r, c(i));
+        let r2 = _mm256_mul_pd(r, r);
+        let r4 = _mm256_mul_pd(r2, r2);
+        let q0 = _mm256_fmadd_pd(pair(2), r2, pair(0));
+        let q1 = _mm256_fmadd_pd(pair(6), r2, pair(4));
+        let p = _mm256_fmadd_pd(q1, r4, q0);
+        let y = _mm256_mul_pd(_mm256_mul_pd(p, t), scale);
+        _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_GE_OQ>(x, set(ec::LO)))
+    })
+}
+
+/// `ln x` on four lanes for positive normal finite `x`: the AVX-512 set's `ln_fast` (the top
+/// four mantissa bits pick `c ~ 1/m` from a table, `ln(m c)` by a degree-9 polynomial).
+#[inline(always)]
+fn ln_fast1(x: __m256d) -> __m256d {
+    avx!({
+        let bits = _mm256_castpd_si256(x);
+        let m = _mm256_castsi256_pd(_mm256_or_si256(
+            _mm256_and_si256(bits, seti((1u64 << 52) - 1)),
+            seti(1.0f64.to_bits()),
+        ));
+        let e = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(
+                seti(lc::TWO52.to_bits()),
+                _mm256_srli_epi64::<52>(bits),
+            )),
+            set(lc::TWO52 + 1023.0),
+        );
+        // The top four mantissa bits (48-51) index the tables.
+        let idx = pair_index(_mm256_and_si256(_mm256_srli_epi64::<47>(bits), seti(6)));
+        let bit2 = _mm256_castsi256_pd(_mm256_slli_epi64::<13>(bits));
+        let bit3 = _mm256_castsi256_pd(_mm256_slli_epi64::<12>(bits));
+        let inv = table16(&LN_INV, idx, bit2, bit3);
+        let ln_c = table16(&LN_C, idx, bit2, bit3);
+        let r = _mm256_fmsub_pd(m, inv, set(1.0));
+        let c = |i: usize| set(if i.is_multiple_of(2) { 1.0 } else { -1.0 } / (i + 1) as f64);
+        let pair = |i: usize| _mm256_fmadd_pd(c(i + 1), r, c(i));
+        let r2 = _mm256_mul_pd(r, r);
+        let r4 = _mm256_mul_pd(r2, r2);
+        let r8 = _mm256_mul_pd(r4, r4);
+        let q0 = _mm256_fmadd_pd(pair(2), r2, pair(0));
+        let q1 = _mm256_fmadd_pd(pair(6), r2, pair(4));
+        let s = _mm256_fmadd_pd(q1, r4, q0);
+        let s = _mm256_fmadd_pd(c(8), r8, s);
+        let p = _mm256_mul_pd(s, r);
+        let hi = _mm256_fmadd_pd(e, set(lc::LN2_HI), ln_c);
+        let lo = _mm256_fmadd_pd(e, set(lc::LN2_LO), p);
+        _mm256_add_pd(hi, lo)
+    })
+}
+
+/// `(hi, lo) += a * b` in the lanes of `m` (all ones), four lanes: the low 64 bits of the
+/// product from three 32-bit multiplies, the carry from an unsigned comparison.
+#[inline(always)]
+fn count_add1(lo: &mut __m256i, hi: &mut __m256i, a: __m256i, b: __m256i, m: __m256d) {
+    avx!({
+        let low = _mm256_mul_epu32(a, b);
+        let cross = _mm256_add_epi64(
+            _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), b),
+            _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(b)),
+        );
+        let prod = _mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross));
+        let prod = _mm256_and_si256(prod, _mm256_castpd_si256(m));
+        let sum = _mm256_add_epi64(*lo, prod);
+        let sign = seti(1 << 63);
+        // lo > sum, unsigned: a carry (all ones, so subtracting it adds one).
+        let carry = _mm256_cmpgt_epi64(_mm256_xor_si256(*lo, sign), _mm256_xor_si256(sum, sign));
+        *hi = _mm256_sub_epi64(*hi, carry);
+        *lo = sum;
+    })
+}
+
 impl Lanes for Avx2 {
     type M = Mask2;
-    type U = [u64; 8];
-    type P = [u8; 8];
+    type U = [__m256i; 2];
+    type P = Perm2;
 
     #[inline(always)]
-    fn perm(idx: [u8; 8]) -> [u8; 8] {
-        idx.map(|i| i & 7)
+    fn perm(idx: [u8; 8]) -> Perm2 {
+        let half = |h: usize| {
+            let src: [u8; 4] = std::array::from_fn(|l| idx[4 * h + l] & 7);
+            let pairs: [i32; 8] =
+                std::array::from_fn(|k| 2 * (src[k / 2] & 3) as i32 + (k % 2) as i32);
+            let upper: [f64; 4] = src.map(|s| f64::from_bits(if s >= 4 { u64::MAX } else { 0 }));
+            // SAFETY: as above; the pointers address eight i32 and four f64.
+            unsafe {
+                (
+                    _mm256_loadu_si256(pairs.as_ptr() as *const __m256i),
+                    _mm256_loadu_pd(upper.as_ptr()),
+                )
+            }
+        };
+        let (i0, u0) = half(0);
+        let (i1, u1) = half(1);
+        Perm2 {
+            idx: [i0, i1],
+            upper: [u0, u1],
+        }
     }
     #[inline(always)]
     fn splat(x: f64) -> Self {
-        // SAFETY: as above.
-        unsafe { Avx2([_mm256_set1_pd(x); 2]) }
+        Avx2([set(x); 2])
     }
     #[inline(always)]
     fn load(src: &[f64; 8]) -> Self {
-        from_array(*src)
+        Avx2(load8(src))
     }
     #[inline(always)]
     fn store(self, dst: &mut [f64; 8]) {
@@ -83,28 +312,79 @@ impl Lanes for Avx2 {
         Self::splat(src[i])
     }
     #[inline(always)]
-    fn broadcast_u(src: &[u64; 8], i: usize) -> [u64; 8] {
-        [src[i]; 8]
+    fn broadcast_u(src: &[u64; 8], i: usize) -> [__m256i; 2] {
+        [seti(src[i]); 2]
     }
     #[inline(always)]
-    fn load_u(src: &[u64; 8]) -> [u64; 8] {
-        *src
+    fn load_u(src: &[u64; 8]) -> [__m256i; 2] {
+        // SAFETY: as above; src holds eight u64.
+        unsafe {
+            [
+                _mm256_loadu_si256(src.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(src.as_ptr().add(4) as *const __m256i),
+            ]
+        }
     }
     #[inline(always)]
-    fn permute(src: &[f64; 8], p: &[u8; 8]) -> Self {
-        from_array(p.map(|i| src[i as usize & 7]))
+    fn permute(src: &[f64; 8], p: &Perm2) -> Self {
+        Avx2(permute8(load8(src), p))
     }
     #[inline(always)]
-    fn permute_u(src: &[u64; 8], p: &[u8; 8]) -> [u64; 8] {
-        p.map(|i| src[i as usize & 7])
+    fn permute_u(src: &[u64; 8], p: &Perm2) -> [__m256i; 2] {
+        let [a, b] = Self::load_u(src);
+        let [x, y] = avx!(permute8(
+            [_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)],
+            p
+        ));
+        avx!([_mm256_castpd_si256(x), _mm256_castpd_si256(y)])
     }
     #[inline(always)]
-    fn u_zero() -> [u64; 8] {
-        [0; 8]
+    fn pair_a(src: &[f64; 8]) -> Self {
+        Avx2(pair_a(load8(src)))
     }
     #[inline(always)]
-    fn u_store(u: [u64; 8], dst: &mut [u64; 8]) {
-        *dst = u;
+    fn pair_b(src: &[f64; 8]) -> Self {
+        Avx2(pair_b(src))
+    }
+    #[inline(always)]
+    fn pair_a_u(src: &[u64; 8]) -> [__m256i; 2] {
+        let [a, b] = Self::load_u(src);
+        let [x, y] = avx!(pair_a([_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)]));
+        avx!([_mm256_castpd_si256(x), _mm256_castpd_si256(y)])
+    }
+    #[inline(always)]
+    fn pair_b_u(src: &[u64; 8]) -> [__m256i; 2] {
+        // SAFETY: as above; u64 and f64 have the same size and any bits are an f64.
+        let f: &[f64; 8] = unsafe { &*(src as *const [u64; 8] as *const [f64; 8]) };
+        let [x, y] = pair_b(f);
+        avx!([_mm256_castpd_si256(x), _mm256_castpd_si256(y)])
+    }
+    #[inline(always)]
+    fn u_to_f(u: [__m256i; 2]) -> Self {
+        // 2^52 + x has the bits of 2^52 with x in the mantissa, for x < 2^52.
+        let two52 = seti(lc::TWO52.to_bits());
+        avx!(Avx2([
+            _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(u[0], two52)),
+                set(lc::TWO52)
+            ),
+            _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(u[1], two52)),
+                set(lc::TWO52)
+            ),
+        ]))
+    }
+    #[inline(always)]
+    fn u_zero() -> [__m256i; 2] {
+        avx!([_mm256_setzero_si256(); 2])
+    }
+    #[inline(always)]
+    fn u_store(u: [__m256i; 2], dst: &mut [u64; 8]) {
+        // SAFETY: as above; dst holds eight u64.
+        unsafe {
+            _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, u[0]);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(4) as *mut __m256i, u[1]);
+        }
     }
     #[inline(always)]
     fn add(self, o: Self) -> Self {
@@ -169,8 +449,7 @@ impl Lanes for Avx2 {
     }
     #[inline(always)]
     fn bits(m: Mask2) -> u8 {
-        // SAFETY: as above.
-        unsafe { (_mm256_movemask_pd(m.0[0]) | _mm256_movemask_pd(m.0[1]) << 4) as u8 }
+        avx!((_mm256_movemask_pd(m.0[0]) | _mm256_movemask_pd(m.0[1]) << 4) as u8)
     }
     #[inline(always)]
     fn mask(bits: u8) -> Mask2 {
@@ -182,10 +461,10 @@ impl Lanes for Avx2 {
     fn ln(self) -> Self {
         Avx2(both!(ln4, self.0))
     }
-    const LN_FAST_IS_LN: bool = true;
+    const LN_FAST_IS_LN: bool = false;
     #[inline(always)]
     fn ln_fast(self) -> Self {
-        self.ln()
+        Avx2([ln_fast1(self.0[0]), ln_fast1(self.0[1])])
     }
     #[inline(always)]
     fn abs(self) -> Self {
@@ -194,22 +473,20 @@ impl Lanes for Avx2 {
     }
     #[inline(always)]
     fn exp(self) -> Self {
-        // exp4 gives e^-708 for NaN: zero those lanes (the ordered self-comparison is false).
-        let y = both!(exp4, self.0);
-        let ordered = cmp::<_CMP_ORD_Q>(self.0, self.0);
-        Avx2(both!(_mm256_and_pd, y, ordered.0))
+        Avx2([exp1(self.0[0]), exp1(self.0[1])])
     }
     #[inline(always)]
-    fn count_add(lo: &mut [u64; 8], hi: &mut [u64; 8], a: [u64; 8], b: [u64; 8], m: Mask2) {
-        let m = Self::bits(m);
-        for l in 0..8 {
-            if m >> l & 1 == 1 {
-                let (s, carry) = lo[l].overflowing_add(a[l].wrapping_mul(b[l]));
-                lo[l] = s;
-                hi[l] = hi[l].wrapping_add(carry as u64);
-            }
+    fn count_add(
+        lo: &mut [__m256i; 2],
+        hi: &mut [__m256i; 2],
+        a: [__m256i; 2],
+        b: [__m256i; 2],
+        m: Mask2,
+    ) {
+        for h in 0..2 {
+            count_add1(&mut lo[h], &mut hi[h], a[h], b[h], m.0[h]);
         }
     }
 }
 
-use crate::numeric::{exp4, ln4};
+use crate::numeric::ln4;

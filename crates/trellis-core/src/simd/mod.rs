@@ -20,6 +20,9 @@
 //! one build).
 
 mod scalar;
+// The x86 sets' tables (unused elsewhere).
+#[cfg(target_arch = "x86_64")]
+mod tables;
 pub use scalar::Scalar8;
 
 #[cfg(target_arch = "x86_64")]
@@ -125,6 +128,27 @@ impl Isa {
         }
     }
 
+    /// The set [`dispatch`] runs for `self` on this CPU: `self`, or the widest narrower set
+    /// the CPU has.
+    pub fn effective(self) -> Isa {
+        Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|&i| i <= self && i.available())
+            .unwrap_or(Isa::Scalar)
+    }
+
+    /// Whether the eight-lane full and flat trellises are faster than their split loops with
+    /// the lanes of `self` (as [`Isa::effective`]); where they are not, those trellises take
+    /// the split loop. Measured on one core with every path narrowed alike
+    /// (`TRELLIS_LAB_SIMD=scalar`, as a CPU without AVX2 runs them): the scalar set's lanes
+    /// take 1.25 times the split loop's time for the full trellis (N = 17) and about the same
+    /// for the flat trellis (N = 16 and 18), while the MAP-only trellis's lanes take 0.57
+    /// times its split loop's even in scalar code (so it always takes the lanes).
+    pub fn lanes_beat_split_loop(self) -> bool {
+        self.effective() != Isa::Scalar
+    }
+
     /// The name [`Isa::parse`] reads.
     pub fn name(self) -> &'static str {
         match self {
@@ -136,11 +160,35 @@ impl Isa {
     }
 }
 
+/// Whether the four-lane AVX2 kernels outside the eight lanes (the split loop's Ginkgo kernel
+/// and sums, `ln` of slices) may run: the CPU has AVX2 and `TRELLIS_LAB_SIMD` does not narrow
+/// [`Isa::detect`] to the scalar set, so that `TRELLIS_LAB_SIMD=scalar` times every path as a
+/// CPU without AVX2 would run it.
+#[inline]
+pub fn avx2_allowed() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        matches!(Isa::detect(), Isa::Avx2 | Isa::Avx512)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 impl std::fmt::Display for Isa {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
+
+/// The lane pairs `(x, y)` of the lane trellises' second vector of slots (the six pairs of
+/// non-empty disjoint subsets of the lowest three leaves with the lowest leaf of `x | y` in
+/// `x`; lanes 6 and 7 unused), in an order that AVX2 reads with four shuffles: lanes 0-3 of
+/// `PAIR_A` lie in source lanes 0-3 and those of `PAIR_B` in 4-7.
+pub const PAIR_A: [u8; 8] = [1, 2, 1, 3, 1, 5, 0, 0];
+/// See [`PAIR_A`].
+pub const PAIR_B: [u8; 8] = [4, 4, 6, 4, 2, 2, 0, 0];
 
 /// Eight `f64` lanes (and eight `u64` lanes, [`Lanes::U`]) with a mask type and a lane
 /// permutation. Every method is `#[inline(always)]` in every implementation, and the SIMD
@@ -171,6 +219,29 @@ pub trait Lanes: Copy {
     fn permute(src: &[f64; 8], p: &Self::P) -> Self;
     /// Lane `l` is `src[p[l]]`.
     fn permute_u(src: &[u64; 8], p: &Self::P) -> Self::U;
+    /// Lane `l` is `src[PAIR_A[l]]` for `l < 6` (lanes 6 and 7: unspecified values of
+    /// `src`): the first children of the lane trellises' second vector of slots.
+    #[inline(always)]
+    fn pair_a(src: &[f64; 8]) -> Self {
+        Self::permute(src, &Self::perm(PAIR_A))
+    }
+    /// Lane `l` is `src[PAIR_B[l]]` for `l < 6`, as [`Lanes::pair_a`].
+    #[inline(always)]
+    fn pair_b(src: &[f64; 8]) -> Self {
+        Self::permute(src, &Self::perm(PAIR_B))
+    }
+    /// [`Lanes::pair_a`] of `u64` lanes.
+    #[inline(always)]
+    fn pair_a_u(src: &[u64; 8]) -> Self::U {
+        Self::permute_u(src, &Self::perm(PAIR_A))
+    }
+    /// [`Lanes::pair_b`] of `u64` lanes.
+    #[inline(always)]
+    fn pair_b_u(src: &[u64; 8]) -> Self::U {
+        Self::permute_u(src, &Self::perm(PAIR_B))
+    }
+    /// The `u64` lanes as `f64`, exactly for values below `2^52`.
+    fn u_to_f(u: Self::U) -> Self;
     /// Zero in every `u64` lane.
     fn u_zero() -> Self::U;
     /// Writes the `u64` lanes to `dst`.

@@ -128,6 +128,11 @@ impl Lanes for Neon {
         lookup(table(src.as_ptr() as *const u8), p)
     }
     #[inline(always)]
+    fn u_to_f(u: U4) -> Self {
+        // ucvtf rounds to nearest, as `as f64` does (exact below 2^53).
+        Neon(map4(u, |x| neon!(vcvtq_f64_u64(x))))
+    }
+    #[inline(always)]
     fn u_zero() -> U4 {
         [seti(0); 4]
     }

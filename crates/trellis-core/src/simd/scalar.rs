@@ -63,6 +63,10 @@ impl Lanes for Scalar8 {
         p.map(|i| src[i as usize & 7])
     }
     #[inline(always)]
+    fn u_to_f(u: [u64; 8]) -> Self {
+        Scalar8(u.map(|x| x as f64))
+    }
+    #[inline(always)]
     fn u_zero() -> [u64; 8] {
         [0; 8]
     }

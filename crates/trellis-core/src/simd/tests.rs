@@ -209,11 +209,13 @@ fn each_architecture_runs_only_its_own_sets() {
             assert_eq!(ran(isa), "Neon", "{isa}");
         }
         assert_eq!(Isa::narrowed(None), Isa::Neon);
+        assert_eq!(Isa::Avx512.effective(), Isa::Neon);
         assert_eq!(Isa::narrowed(Some("avx512")), Isa::Neon);
     } else {
         // Off ARM, NEON is never available and runs the scalar code, never an x86 set.
         assert!(!Isa::Neon.available());
         assert_eq!(ran(Isa::Neon), "Scalar8");
+        assert_eq!(Isa::Neon.effective(), Isa::Scalar);
         assert_ne!(Isa::narrowed(Some("neon")), Isa::Neon);
     }
     // The environment variable narrows to any set the CPU has, and ignores other values.
@@ -245,6 +247,47 @@ fn sum_exp_on_every_isa_matches_the_plain_sum() {
                 (a - want).abs() <= 1e-13 * want.max(1e-300),
                 "{isa} len {len}"
             );
+        }
+    }
+}
+
+struct Pairs<'a>(&'a [f64; 8], &'a [u64; 8]);
+
+impl WithLanes for Pairs<'_> {
+    type Output = [[u64; 8]; 4];
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> Self::Output {
+        let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
+        let (mut au, mut bu) = ([0u64; 8], [0u64; 8]);
+        L::pair_a(self.0).store(&mut a);
+        L::pair_b(self.0).store(&mut b);
+        L::u_store(L::pair_a_u(self.1), &mut au);
+        L::u_store(L::pair_b_u(self.1), &mut bu);
+        [a.map(f64::to_bits), b.map(f64::to_bits), au, bu]
+    }
+}
+
+#[test]
+fn pair_shuffles_read_the_pair_lanes_on_every_isa() {
+    let src = [
+        1.5,
+        -2.0,
+        f64::NAN,
+        f64::NEG_INFINITY,
+        4.25,
+        5e300,
+        -0.0,
+        7.0,
+    ];
+    let src_u = [u64::MAX, 1 << 63, 3, 1 << 40, 5, 6, 7, 8];
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let [a, b, au, bu] = dispatch(isa, Pairs(&src, &src_u));
+        for l in 0..6 {
+            let (x, y) = (PAIR_A[l] as usize, PAIR_B[l] as usize);
+            assert_eq!(a[l], src[x].to_bits(), "{isa} pair_a lane {l}");
+            assert_eq!(b[l], src[y].to_bits(), "{isa} pair_b lane {l}");
+            assert_eq!(au[l], src_u[x], "{isa} pair_a_u lane {l}");
+            assert_eq!(bu[l], src_u[y], "{isa} pair_b_u lane {l}");
         }
     }
 }

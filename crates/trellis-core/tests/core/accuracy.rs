@@ -93,7 +93,7 @@ fn worst<M: SplitModel>(m: &M, what: &str) -> f64 {
 /// [`worst`] for the trellis built with the lanes of `isa`, against the reference `r`.
 fn worst_with<M: SplitModel>(m: &M, r: &[f64], isa: Isa, what: &str) -> f64 {
     let n = m.n_leaves();
-    let t = FullTrellis::build_with_isa(m, 32, isa).unwrap();
+    let t = FullTrellis::build_lanes(m, 32, isa).unwrap();
     let mut worst = 0.0f64;
     for b in 1..1u64 << n {
         let ours = t.log_partition_of(Subset(b)).unwrap();

@@ -223,7 +223,7 @@ fn eight_lanes_match_the_split_loop_on_every_isa() {
         for m in models {
             let want = FlatTrellis::build_split_loop(m, 32).unwrap();
             for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
-                let got = FlatTrellis::build_with_isa(m, 32, isa).unwrap();
+                let got = FlatTrellis::build_lanes(m, 32, isa).unwrap();
                 for b in 0..1u64 << n {
                     let s = Subset(b);
                     let (g, w) = (

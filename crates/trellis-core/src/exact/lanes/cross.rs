@@ -22,16 +22,28 @@ pub(super) fn run(
     acc: &mut [Acc; 8],
     isa: Isa,
 ) {
-    // Parents of 20 or more leaves may have children whose counts exceed 64 bits: their
-    // products are taken in scalar 128-bit arithmetic.
-    let wide = g.count_ones() + 3 >= 20;
+    // Parents of at most 16 leaves have at most 29!! < 2^53 trees, so every product and
+    // partial sum of their counts is an exact `f64`; parents of 20 or more leaves may have
+    // children whose counts exceed 64 bits: their products are taken in scalar 128-bit
+    // arithmetic; the others sum 64-bit products into 128 bits.
+    let largest = g.count_ones() + 3;
     let job = Cross { t, g, consts, acc };
-    if wide {
-        dispatch(isa, Wide(job));
+    if largest <= SMALL_PARENT {
+        dispatch(isa, Counted::<SMALL>(job));
+    } else if largest < 20 {
+        dispatch(isa, Counted::<WORDS>(job));
     } else {
-        dispatch(isa, job);
+        dispatch(isa, Counted::<WIDE>(job));
     }
 }
+
+/// The largest parent whose counts are summed in `f64` (see [`run`]).
+const SMALL_PARENT: u32 = 16;
+/// Count arithmetic: `f64` sums ([`SMALL_PARENT`]), 64-bit products summed into 128 bits,
+/// scalar 128-bit products.
+const SMALL: u8 = 0;
+const WORDS: u8 = 1;
+const WIDE: u8 = 2;
 
 struct Cross<'a, 'b> {
     t: &'a Tables<'b>,
@@ -40,21 +52,13 @@ struct Cross<'a, 'b> {
     acc: &'a mut [Acc; 8],
 }
 
-struct Wide<'a, 'b>(Cross<'a, 'b>);
+struct Counted<'a, 'b, const C: u8>(Cross<'a, 'b>);
 
-impl WithLanes for Cross<'_, '_> {
+impl<const C: u8> WithLanes for Counted<'_, '_, C> {
     type Output = ();
     #[inline(always)]
     fn run<L: Lanes>(self) {
-        cross::<L, false>(self)
-    }
-}
-
-impl WithLanes for Wide<'_, '_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<L: Lanes>(self) {
-        cross::<L, true>(self.0)
+        cross::<L, C>(self.0)
     }
 }
 
@@ -65,6 +69,16 @@ pub(crate) trait Fetch<L: Lanes> {
     fn b(&self, src: &[f64; 8]) -> L;
     fn a_u(&self, src: &[u64; 8]) -> L::U;
     fn b_u(&self, src: &[u64; 8]) -> L::U;
+    /// [`Fetch::a_u`] as `f64`, for values below `2^52`.
+    #[inline(always)]
+    fn a_f(&self, src: &[u64; 8]) -> L {
+        L::u_to_f(self.a_u(src))
+    }
+    /// [`Fetch::b_u`] as `f64`, for values below `2^52`.
+    #[inline(always)]
+    fn b_f(&self, src: &[u64; 8]) -> L {
+        L::u_to_f(self.b_u(src))
+    }
 }
 
 /// Lane `l` of the first child is lane `l` of its block; every lane of the second is lane 0.
@@ -87,40 +101,31 @@ impl<L: Lanes> Fetch<L> for Direct {
     fn b_u(&self, src: &[u64; 8]) -> L::U {
         L::broadcast_u(src, 0)
     }
+    #[inline(always)]
+    fn b_f(&self, src: &[u64; 8]) -> L {
+        L::splat(src[0] as f64)
+    }
 }
 
-/// Both children's lanes by permutes.
-pub(crate) struct Permuted<L: Lanes> {
-    pub(crate) pa: L::P,
-    pub(crate) pb: L::P,
-}
+/// Both children's lanes by the pair shuffles ([`crate::simd::PAIR_A`], the second vector).
+pub(crate) struct Paired;
 
-impl<L: Lanes> Fetch<L> for Permuted<L> {
+impl<L: Lanes> Fetch<L> for Paired {
     #[inline(always)]
     fn a(&self, src: &[f64; 8]) -> L {
-        L::permute(src, &self.pa)
+        L::pair_a(src)
     }
     #[inline(always)]
     fn b(&self, src: &[f64; 8]) -> L {
-        L::permute(src, &self.pb)
+        L::pair_b(src)
     }
     #[inline(always)]
     fn a_u(&self, src: &[u64; 8]) -> L::U {
-        L::permute_u(src, &self.pa)
+        L::pair_a_u(src)
     }
     #[inline(always)]
     fn b_u(&self, src: &[u64; 8]) -> L::U {
-        L::permute_u(src, &self.pb)
-    }
-}
-
-impl<L: Lanes> Permuted<L> {
-    /// The second vector's lane pairs.
-    pub(crate) fn second() -> Self {
-        Permuted {
-            pa: L::perm(std::array::from_fn(|l| SLOT_A[8 + l])),
-            pb: L::perm(std::array::from_fn(|l| SLOT_B[8 + l])),
-        }
+        L::pair_b_u(src)
     }
 }
 
@@ -189,15 +194,18 @@ pub(super) struct Slots<L: Lanes> {
 /// update (among equal values the first, with the largest `A`, stays).
 #[derive(Clone, Copy)]
 struct Sums<L: Lanes> {
-    /// Reference of the log-sum-exp, and the reference plus [`RESCALE`].
+    /// Reference of the log-sum-exp.
     m: L,
-    m_up: L,
     s: L,
     es: L,
     best: L,
-    best_a: L,
+    /// The MAP split's `8a` by lane: kept in memory, as it changes only on a new maximum
+    /// (fewer values held in registers through the loop).
+    best_a: [u64; 8],
     lo: L::U,
     hi: L::U,
+    /// The count as an exact `f64` (parents of at most [`SMALL_PARENT`] leaves).
+    cf: L,
 }
 
 #[inline(always)]
@@ -268,24 +276,24 @@ pub(super) struct Step<'a, 'b, L: Lanes> {
 }
 
 #[inline(always)]
-fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
+fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
     let Cross { t, g, consts, acc } = job;
     let blocks = t.blocks;
     let vs = [slots::<L>(0, consts), slots::<L>(1, consts)];
     let fresh = Sums {
         m: L::splat(f64::NEG_INFINITY),
-        m_up: L::splat(f64::NEG_INFINITY),
         s: L::splat(0.0),
         es: L::splat(0.0),
         best: L::splat(f64::NEG_INFINITY),
-        best_a: L::splat(0.0),
+        best_a: [0; 8],
         lo: L::u_zero(),
         hi: L::u_zero(),
+        cf: L::splat(0.0),
     };
     let (mut s0, mut s1) = (fresh, fresh);
     let mut wide_counts = [[0u128; 8]; 2];
     let direct = Direct;
-    let permuted = Permuted::<L>::second();
+    let permuted = Paired;
     let [step0, step1] = steps(&t.k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
     for_each_upper!(blocks, g, |a, ba, bb| {
@@ -296,7 +304,7 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
             (L::bits(live0) != 0).then(|| log_psi::<L, Block>(&step0, &direct, a, ba, bb, live0));
         let lp1 = live1.then(|| log_psi::<L, Block>(&step1, &permuted, a, ba, bb, vs[1].live));
         if let Some(lp) = lp0 {
-            step::<L, WIDE>(
+            step::<L, C>(
                 t,
                 &step0,
                 &direct,
@@ -309,7 +317,7 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
             );
         }
         if let Some(lp) = lp1 {
-            step::<L, WIDE>(
+            step::<L, C>(
                 t,
                 &step1,
                 &permuted,
@@ -324,13 +332,13 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
     });
     // Merge the slots into their parents.
     for (v, x) in [s0, s1].iter().enumerate() {
-        let mut f = [[0.0f64; 8]; 5];
+        let mut f = [[0.0f64; 8]; 6];
         let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
         x.m.store(&mut f[0]);
         x.s.store(&mut f[1]);
         x.es.store(&mut f[2]);
         x.best.store(&mut f[3]);
-        x.best_a.store(&mut f[4]);
+        x.cf.store(&mut f[5]);
         L::u_store(x.lo, &mut lo);
         L::u_store(x.hi, &mut hi);
         for l in 0..8 {
@@ -340,8 +348,10 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
             }
             let p = &mut acc[(SLOT_A[j] | SLOT_B[j]) as usize];
             p.sum.add(f[0][l], f[1][l], f[2][l]);
-            p.best.add(f[3][l], f[4][l] as u64 | SLOT_A[j] as u64);
-            p.add_count(if WIDE {
+            p.best.add(f[3][l], x.best_a[l] | SLOT_A[j] as u64);
+            p.add_count(if C == SMALL {
+                f[5][l] as u128
+            } else if C == WIDE {
                 wide_counts[v][l]
             } else {
                 (hi[l] as u128) << 64 | lo[l] as u128
@@ -354,7 +364,7 @@ fn cross<L: Lanes, const WIDE: bool>(job: Cross<'_, '_>) {
 /// `log psi`: the log-sum-exp, `E`, MAP and count sums.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn step<L: Lanes, const WIDE: bool>(
+fn step<L: Lanes, const C: u8>(
     t: &Tables<'_>,
     st: &Step<'_, '_, L>,
     f: &impl Fetch<L>,
@@ -370,14 +380,13 @@ fn step<L: Lanes, const WIDE: bool>(
     let lzb = f.b(&bb.lz);
     let z = lp.add(lza).add(lzb);
     // Move the reference of the slots where z is far above it.
-    let up = z.gt(x.m_up);
+    let up = z.gt(x.m.add(L::splat(RESCALE)));
     if L::bits(up) != 0 {
         let m = L::select(up, z, x.m);
         let r = L::select(up, x.m.sub(m).exp(), L::splat(1.0));
         x.s = x.s.mul(r);
         x.es = x.es.mul(r);
         x.m = m;
-        x.m_up = m.add(L::splat(RESCALE));
     }
     let w = z.sub(x.m).exp();
     x.s = x.s.add(w);
@@ -391,12 +400,20 @@ fn step<L: Lanes, const WIDE: bool>(
         let val = psi.exact().add(ma).add(mb);
         let upd = L::and(up, val.gt(x.best));
         x.best = L::select(upd, val, x.best);
-        x.best_a = L::select(upd, L::splat((a << 3) as f64), x.best_a);
+        let upd = L::bits(upd);
+        for (l, k) in x.best_a.iter_mut().enumerate() {
+            if upd >> l & 1 == 1 {
+                *k = a << 3;
+            }
+        }
     }
     // Count: splits with a finite potential and children with finite trees.
     let ninf = L::splat(f64::NEG_INFINITY);
     let valid = L::and(L::and(lp.ne(ninf), lza.ne(ninf)), lzb.ne(ninf));
-    if WIDE {
+    if C == SMALL {
+        // Exact: the product and the sum are integers below 2^53.
+        x.cf = L::select(valid, f.a_f(&ba.cnt).fma(f.b_f(&bb.cnt), x.cf), x.cf);
+    } else if C == WIDE {
         let bits = L::bits(valid);
         let b = st.g ^ a;
         for (l, wc) in wide_counts.iter_mut().enumerate() {

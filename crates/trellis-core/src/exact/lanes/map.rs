@@ -5,7 +5,7 @@
 //! less a slack of 1e-9 relative. The MAP value of every cluster and the MAP tree are those of
 //! the full trellis, bit for bit.
 
-use super::cross::{for_each_upper, log_psi, slots, steps, Direct, Fetch, Permuted, Slots, Step};
+use super::cross::{for_each_upper, log_psi, slots, steps, Direct, Fetch, Paired, Slots, Step};
 use super::{Best, Kernel, KernelBlock, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS};
 use crate::cancel::Cancel;
 use crate::exact::ExactError;
@@ -215,7 +215,7 @@ fn map_cross<L: Lanes>(job: MapCross<'_, '_>) -> u64 {
         best_a: L::splat(0.0),
     };
     let (mut b0, mut b1) = (fresh, fresh);
-    let permuted = Permuted::<L>::second();
+    let permuted = Paired;
     let [step0, step1] = steps(k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
     let mut scored = 0u64;

@@ -153,8 +153,21 @@ impl Vals {
 /// first child's fields are its block as it is and the second's one broadcast value); the
 /// second vector holds the six pairs with both lanes non-empty, and two unused slots. With the
 /// lowest leaf of `s` in `x`, these are the 13 splits of the parents `s != 0` and one of `0`.
-pub(crate) const SLOT_A: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 1, 3, 5, 0, 0];
-pub(crate) const SLOT_B: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 4, 6, 4, 2, 0, 0];
+/// The second vector's order is [`crate::simd::PAIR_A`]'s (cheap shuffles for AVX2).
+pub(crate) const SLOT_A: [u8; 16] = slots([0, 1, 2, 3, 4, 5, 6, 7], crate::simd::PAIR_A);
+pub(crate) const SLOT_B: [u8; 16] = slots([0; 8], crate::simd::PAIR_B);
+
+/// The two vectors' lanes, one after the other.
+const fn slots(first: [u8; 8], second: [u8; 8]) -> [u8; 16] {
+    let mut s = [0u8; 16];
+    let mut l = 0;
+    while l < 8 {
+        s[l] = first[l];
+        s[8 + l] = second[l];
+        l += 1;
+    }
+    s
+}
 /// The slot of the parent `8g` (lanes `(0, 0)`).
 pub(crate) const ZERO_SLOT: usize = 0;
 /// Slots in use.

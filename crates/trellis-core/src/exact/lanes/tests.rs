@@ -105,7 +105,7 @@ fn lanes_match_the_split_loop_on_every_isa() {
     for (name, m) in models() {
         let want = FullTrellis::build_tiled(&m, 32, Tiling::DEFAULT).unwrap();
         for &isa in &isas {
-            let got = FullTrellis::build_with_isa(&m, 32, isa).unwrap();
+            let got = FullTrellis::build_lanes(&m, 32, isa).unwrap();
             worst = worst.max(compare(&format!("{name} {isa}"), &got, &want));
         }
     }
@@ -122,7 +122,7 @@ fn lanes_give_the_same_bits_for_one_and_two_threads() {
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| FullTrellis::build_with_isa(&m, 32, isa).unwrap())
+                .install(|| FullTrellis::build_lanes(&m, 32, isa).unwrap())
         };
         let (one, two) = (run(1), run(2));
         for b in 1..1usize << m.n_leaves() {
@@ -166,4 +166,37 @@ fn map_lanes_match_the_full_trellis_on_every_isa() {
             assert!(got.splits_scored() <= got.splits_visited());
         }
     }
+}
+
+/// The dispatch: the scalar set's full trellis is the split loop (its lanes are slower there),
+/// bit for bit, and every vector set available takes the lanes.
+#[test]
+fn the_scalar_set_takes_the_split_loop_and_vector_sets_the_lanes() {
+    assert!(!Isa::Scalar.lanes_beat_split_loop());
+    for isa in Isa::ALL {
+        assert_eq!(
+            isa.lanes_beat_split_loop(),
+            isa.effective() != Isa::Scalar,
+            "{isa}"
+        );
+        assert!(isa.effective() <= isa && isa.effective().available());
+    }
+    #[cfg(target_arch = "x86_64")]
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        assert_eq!(isa.lanes_beat_split_loop(), isa.available(), "{isa}");
+    }
+    let ds = generate_dataset(&GinkgoParams::w_jet(), 1, 11, 11, 45, 1_000_000, "d").unwrap();
+    let m = ds.jets[0].model().unwrap();
+    let split = FullTrellis::build_tiled(&m, 32, Tiling::DEFAULT).unwrap();
+    let dispatched = FullTrellis::build_with_isa(&m, 32, Isa::Scalar).unwrap();
+    for b in 1..1usize << m.n_leaves() {
+        let (x, y) = (&dispatched.cells[b], &split.cells[b]);
+        assert_eq!(x.log_z.to_bits(), y.log_z.to_bits(), "{b:#x}");
+        assert_eq!(x.mean_log_phi.to_bits(), y.mean_log_phi.to_bits());
+    }
+    // The lanes sum in another order: their log Z differs from the split loop's in the last
+    // bits somewhere (so the comparison above tells the two paths apart).
+    let lanes = FullTrellis::build_lanes(&m, 32, Isa::Scalar).unwrap();
+    assert!((1..1usize << m.n_leaves())
+        .any(|b| lanes.cells[b].log_z.to_bits() != split.cells[b].log_z.to_bits()));
 }
