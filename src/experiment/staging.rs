@@ -19,10 +19,11 @@ pub fn read_small(path: &Path, limit: u64) -> Result<String> {
 /// A folder where a run writes its outputs before they replace the results folder whole.
 ///
 /// The staging folder `.<name>.staging-<pid>` sits beside the results folder `<name>`, so the
-/// commit is one atomic exchange of the two folders (`renameat2(RENAME_EXCHANGE)`; where the
-/// file system lacks it, two renames with no results folder in between). At every instant the
-/// results folder is one run's, whole: a crash leaves either the old run or the new one, never
-/// a mix, and never a file the committing run did not write. SIGINT and SIGTERM remove live
+/// commit is one atomic exchange of the two folders (`renameat2(RENAME_EXCHANGE)` on Linux,
+/// `renamex_np(RENAME_SWAP)` on macOS; where the system or file system lacks it, two renames
+/// with no results folder in between). At every instant the results folder is one run's,
+/// whole: a crash leaves either the old run or the new one, never a mix, and never a file the
+/// committing run did not write. SIGINT and SIGTERM remove live
 /// staging folders before the process ends; a SIGKILL leaves one, removed by the next run.
 pub struct Staging {
     dir: PathBuf,
@@ -163,15 +164,11 @@ fn swap_into_place(new: &Path, dest: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// Exchanges two paths atomically; `Ok(false)` when the system or file system cannot.
+/// Exchanges two paths atomically (`renameat2(RENAME_EXCHANGE)`); `Ok(false)` when the system
+/// or file system cannot.
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-    };
-    let (ca, cb) = (c(a)?, c(b)?);
+    let (ca, cb) = (c_path(a)?, c_path(b)?);
     // SAFETY: two valid C strings; renameat2 only reads them.
     let r = unsafe {
         libc::renameat2(
@@ -182,17 +179,44 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
             libc::RENAME_EXCHANGE,
         )
     };
+    exchanged(r, &[libc::EINVAL, libc::ENOSYS, libc::EOPNOTSUPP])
+}
+
+/// Exchanges two paths atomically (`renamex_np(RENAME_SWAP)`: macOS 10.12 and later, on APFS
+/// and HFS+); `Ok(false)` when the system or file system cannot.
+#[cfg(target_vendor = "apple")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    let (ca, cb) = (c_path(a)?, c_path(b)?);
+    // SAFETY: two valid C strings; renamex_np only reads them.
+    let r = unsafe { libc::renamex_np(ca.as_ptr(), cb.as_ptr(), libc::RENAME_SWAP) };
+    let cannot = [libc::EINVAL, libc::ENOSYS, libc::ENOTSUP, libc::EOPNOTSUPP];
+    exchanged(r, &cannot)
+}
+
+/// A path for a C call.
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
+fn c_path(p: &Path) -> std::io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+}
+
+/// The exchange's outcome from its call's return value `r`: `Ok(false)` for an error in
+/// `cannot` (the system or file system has no exchange).
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
+fn exchanged(r: libc::c_int, cannot: &[libc::c_int]) -> std::io::Result<bool> {
     if r == 0 {
         return Ok(true);
     }
     let e = std::io::Error::last_os_error();
     match e.raw_os_error() {
-        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(false),
+        Some(code) if cannot.contains(&code) => Ok(false),
         _ => Err(e),
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Other systems have no atomic exchange: the caller's two renames.
+#[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
 fn exchange(_a: &Path, _b: &Path) -> std::io::Result<bool> {
     Ok(false)
 }

@@ -1,7 +1,8 @@
-//! Eight `f64` lanes for the exact trellis's inner loops, in three instruction sets chosen at
-//! run time: AVX-512 (one 512-bit register), AVX2 with FMA (two 256-bit registers) and plain
-//! scalar code (eight values in an array), behind one trait, [`Lanes`], so that a loop is written
-//! once and compiled three times (each instance inside a function compiled for its instruction
+//! Eight `f64` lanes for the exact trellis's inner loops, in the instruction sets of the CPU,
+//! chosen at run time: on x86-64 AVX-512 (one 512-bit register) and AVX2 with FMA (two 256-bit
+//! registers), on 64-bit ARM NEON (four 128-bit registers), and everywhere plain scalar code
+//! (eight values in an array), behind one trait, [`Lanes`], so that a loop is written once and
+//! compiled per instruction set (each instance inside a function compiled for its instruction
 //! set; the trait's methods are `#[inline(always)]` so that they are compiled with it).
 //!
 //! Two kinds of arithmetic:
@@ -15,9 +16,12 @@
 //!   thread count or the run).
 //!
 //! [`Isa::detect`] picks the widest set the CPU has; the environment variable
-//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows it (to compare the three in one build).
+//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` (on ARM `scalar|neon`) narrows it (to compare them in
+//! one build).
 
 mod scalar;
+// The x86 sets' tables (unused elsewhere).
+#[cfg(target_arch = "x86_64")]
 mod tables;
 pub use scalar::Scalar8;
 
@@ -30,11 +34,29 @@ pub use avx2::Avx2;
 #[cfg(target_arch = "x86_64")]
 pub use avx512::Avx512;
 
+// NEON is in every 64-bit ARM target's baseline (`target_feature = "neon"`); the permutes'
+// byte indices assume little-endian lanes.
+#[cfg(all(
+    target_arch = "aarch64",
+    target_feature = "neon",
+    target_endian = "little"
+))]
+mod neon;
+#[cfg(all(
+    target_arch = "aarch64",
+    target_feature = "neon",
+    target_endian = "little"
+))]
+pub use neon::Neon;
+
 /// An instruction set for the eight-lane loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Isa {
     /// Plain code, on any CPU.
     Scalar,
+    /// NEON (64-bit ARM): four two-lane registers. Ordered below the x86 sets, so that asking
+    /// for it on x86-64 gives the scalar code, and asking for an x86 set on ARM gives NEON.
+    Neon,
     /// AVX2 and FMA: two four-lane registers.
     Avx2,
     /// AVX-512 (F and DQ): one eight-lane register.
@@ -43,7 +65,7 @@ pub enum Isa {
 
 impl Isa {
     /// Every instruction set, narrowest first.
-    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Neon, Isa::Avx2, Isa::Avx512];
 
     /// Whether this CPU can run `self`.
     pub fn available(self) -> bool {
@@ -57,14 +79,20 @@ impl Isa {
                     && is_x86_feature_detected!("avx512dq")
                     && Isa::Avx2.available()
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(all(
+                target_arch = "aarch64",
+                target_feature = "neon",
+                target_endian = "little"
+            ))]
+            Isa::Neon => true,
+            // The other architecture's sets.
             _ => false,
         }
     }
 
     /// The widest set this CPU has, narrowed by `TRELLIS_LAB_SIMD` when it is set to one of
-    /// `scalar`, `avx2`, `avx512` (a wider set than the CPU has, or another value, is ignored);
-    /// read once per process.
+    /// `scalar`, `neon`, `avx2`, `avx512` (a wider set than the CPU has, one it lacks, or another
+    /// value, is ignored); read once per process.
     pub fn detect() -> Isa {
         static DETECTED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
         *DETECTED.get_or_init(Isa::detect_now)
@@ -72,25 +100,28 @@ impl Isa {
 
     /// [`Isa::detect`] without its cache (it is read once per process).
     fn detect_now() -> Isa {
+        Isa::narrowed(std::env::var("TRELLIS_LAB_SIMD").ok().as_deref())
+    }
+
+    /// The widest set this CPU has, or `wanted` (a name [`Isa::parse`] reads) when the CPU has
+    /// it and it is not wider.
+    fn narrowed(wanted: Option<&str>) -> Isa {
         let best = Isa::ALL
             .into_iter()
             .rev()
             .find(|i| i.available())
             .unwrap_or(Isa::Scalar);
-        match std::env::var("TRELLIS_LAB_SIMD")
-            .ok()
-            .as_deref()
-            .map(Isa::parse)
-        {
-            Some(Some(wanted)) if wanted <= best => wanted,
+        match wanted.map(Isa::parse) {
+            Some(Some(wanted)) if wanted <= best && wanted.available() => wanted,
             _ => best,
         }
     }
 
-    /// `scalar`, `avx2` or `avx512`.
+    /// `scalar`, `neon`, `avx2` or `avx512`.
     pub fn parse(s: &str) -> Option<Isa> {
         match s.trim().to_ascii_lowercase().as_str() {
             "scalar" => Some(Isa::Scalar),
+            "neon" => Some(Isa::Neon),
             "avx2" => Some(Isa::Avx2),
             "avx512" => Some(Isa::Avx512),
             _ => None,
@@ -122,6 +153,7 @@ impl Isa {
     pub fn name(self) -> &'static str {
         match self {
             Isa::Scalar => "scalar",
+            Isa::Neon => "neon",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
         }
@@ -277,7 +309,8 @@ pub trait WithLanes {
     fn run<L: Lanes>(self) -> Self::Output;
 }
 
-/// Runs `f` with the lanes of `isa`, or of the widest narrower set the CPU has.
+/// Runs `f` with the lanes of `isa`, or of the widest narrower set the CPU has (in the order of
+/// [`Isa`]: on x86-64 `Neon` runs the scalar code, on ARM `Avx2` and `Avx512` run NEON).
 pub fn dispatch<F: WithLanes>(isa: Isa, f: F) -> F::Output {
     #[cfg(target_arch = "x86_64")]
     {
@@ -288,6 +321,17 @@ pub fn dispatch<F: WithLanes>(isa: Isa, f: F) -> F::Output {
         if isa >= Isa::Avx2 && Isa::Avx2.available() {
             // SAFETY: as above.
             return unsafe { run_avx2(f) };
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_feature = "neon",
+        target_endian = "little"
+    ))]
+    {
+        if isa >= Isa::Neon {
+            // NEON is in the target's baseline: no detection, no target_feature function.
+            return f.run::<Neon>();
         }
     }
     let _ = isa;

@@ -1,5 +1,6 @@
-//! Every instruction set against the scalar definitions: `ln` bit for bit, `exp` to 1e-15,
-//! comparisons and selections with NaN and infinities, permutes and 128-bit count sums.
+//! Every instruction set this CPU has (x86-64: AVX2, AVX-512; ARM: NEON) against the scalar
+//! definitions: `ln` bit for bit, `exp` to 1e-15, comparisons and selections with NaN and
+//! infinities, permutes and 128-bit count sums; which sets each architecture runs.
 
 use super::*;
 
@@ -184,6 +185,48 @@ fn isa_names_round_trip() {
     assert!(Isa::detect().available());
 }
 
+/// Which [`Lanes`] a dispatch ran.
+struct Which;
+
+impl WithLanes for Which {
+    type Output = &'static str;
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> &'static str {
+        let name = std::any::type_name::<L>();
+        name.rsplit("::").next().unwrap_or(name)
+    }
+}
+
+#[test]
+fn each_architecture_runs_only_its_own_sets() {
+    let ran = |isa| dispatch(isa, Which);
+    assert_eq!(ran(Isa::Scalar), "Scalar8");
+    if cfg!(target_arch = "aarch64") {
+        // NEON is in the baseline; the x86 sets are never available and fall back to it.
+        assert!(Isa::Neon.available());
+        assert!(!Isa::Avx2.available() && !Isa::Avx512.available());
+        for isa in [Isa::Neon, Isa::Avx2, Isa::Avx512] {
+            assert_eq!(ran(isa), "Neon", "{isa}");
+        }
+        assert_eq!(Isa::narrowed(None), Isa::Neon);
+        assert_eq!(Isa::Avx512.effective(), Isa::Neon);
+        assert_eq!(Isa::narrowed(Some("avx512")), Isa::Neon);
+    } else {
+        // Off ARM, NEON is never available and runs the scalar code, never an x86 set.
+        assert!(!Isa::Neon.available());
+        assert_eq!(ran(Isa::Neon), "Scalar8");
+        assert_eq!(Isa::Neon.effective(), Isa::Scalar);
+        assert_ne!(Isa::narrowed(Some("neon")), Isa::Neon);
+    }
+    // The environment variable narrows to any set the CPU has, and ignores other values.
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        assert_eq!(Isa::narrowed(Some(isa.name())), isa);
+        assert_eq!(ran(isa), ran(Isa::narrowed(Some(isa.name()))));
+    }
+    assert_eq!(Isa::narrowed(Some("sse")), Isa::narrowed(None));
+    assert!(Isa::narrowed(None).available());
+}
+
 #[test]
 fn sum_exp_on_every_isa_matches_the_plain_sum() {
     // Out-of-range and odd inputs must not panic (no value is asserted for them).
@@ -245,6 +288,89 @@ fn pair_shuffles_read_the_pair_lanes_on_every_isa() {
             assert_eq!(b[l], src[y].to_bits(), "{isa} pair_b lane {l}");
             assert_eq!(au[l], src_u[x], "{isa} pair_a_u lane {l}");
             assert_eq!(bu[l], src_u[y], "{isa} pair_b_u lane {l}");
+        }
+    }
+}
+
+struct Arith<'a>(&'a [f64]);
+
+/// Per chunk: add, sub, mul, div, max, abs, fma (lane pairs from a permute).
+type ArithOut = Vec<[[f64; 8]; 7]>;
+
+impl WithLanes for Arith<'_> {
+    type Output = (ArithOut, Vec<[u8; 3]>);
+    #[inline(always)]
+    fn run<L: Lanes>(self) -> Self::Output {
+        let p = L::perm([3, 3, 0, 7, 1, 6, 2, 5]);
+        let values = self
+            .0
+            .chunks_exact(8)
+            .map(|c| {
+                let c: &[f64; 8] = c.try_into().unwrap();
+                let (x, y) = (L::load(c), L::permute(c, &p));
+                let mut out = [[0.0; 8]; 7];
+                let got = [
+                    x.add(y),
+                    x.sub(y),
+                    x.mul(y),
+                    x.div(y),
+                    x.max(y),
+                    x.abs(),
+                    x.fma(y, L::splat(0.25)),
+                ];
+                for (o, g) in out.iter_mut().zip(got) {
+                    g.store(o);
+                }
+                out
+            })
+            .collect();
+        // Masks: every bit pattern round-trips; and, or, andnot on pairs of them.
+        let masks = (0..=255u8)
+            .map(|a| {
+                let b = a.rotate_left(3) ^ 0x5a;
+                let (ma, mb) = (L::mask(a), L::mask(b));
+                assert_eq!(L::bits(ma), a, "mask round trip");
+                [
+                    L::bits(L::and(ma, mb)),
+                    L::bits(L::or(ma, mb)),
+                    L::bits(L::andnot(ma, mb)),
+                ]
+            })
+            .collect();
+        (values, masks)
+    }
+}
+
+#[test]
+fn arithmetic_max_and_masks_match_the_scalar_definitions() {
+    let xs = samples();
+    let (want, want_masks) = dispatch(Isa::Scalar, Arith(&xs));
+    for (a, m) in want_masks.iter().enumerate() {
+        let b = (a as u8).rotate_left(3) ^ 0x5a;
+        assert_eq!(*m, [a as u8 & b, a as u8 | b, a as u8 & !b]);
+    }
+    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+        let (got, masks) = dispatch(isa, Arith(&xs));
+        assert_eq!(masks, want_masks, "{isa} masks");
+        for (g, w) in got.iter().zip(&want) {
+            // Exact operations, max (the second operand where either is NaN) and abs: bits.
+            for op in 0..6 {
+                for l in 0..8 {
+                    let (g, w) = (g[op][l], w[op][l]);
+                    assert!(
+                        g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan() && op < 4),
+                        "{isa} op {op}: {g} vs {w}"
+                    );
+                }
+            }
+            // fma: fused or not, within two roundings of the scalar multiply and add.
+            for l in 0..8 {
+                let (g, w) = (g[6][l], w[6][l]);
+                assert!(
+                    g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 4.5e-16 * w.abs(),
+                    "{isa} fma: {g} vs {w}"
+                );
+            }
         }
     }
 }
