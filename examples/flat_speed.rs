@@ -2,8 +2,8 @@
 //! signed affinities at N = 16 and N = 20 (or the sizes given as arguments).
 //!
 //! `cargo run --release --example flat_speed [--split-loop] [N ...]`: `--split-loop` times the
-//! path before the eight lanes (the baseline); `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows
-//! the lanes' instruction set.
+//! path before the eight lanes (the baseline); `TRELLIS_LAB_SIMD=scalar|avx2|avx512|neon`
+//! narrows the lanes' instruction set (with `scalar` the dispatch takes the split loop).
 
 use std::time::Instant;
 use trellis_lab::data::graphs::signed_uniform_weights;

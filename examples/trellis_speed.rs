@@ -7,7 +7,7 @@
 //! (default 16 18 20): the path the library dispatches to; `--split-loop` times either
 //! trellis's path before the eight-lane one (the baseline), `--lanes` the full trellis's eight
 //! lanes even where the dispatch takes the split loop (the scalar set), and
-//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512` narrows the instruction set of every path.
+//! `TRELLIS_LAB_SIMD=scalar|avx2|avx512|neon` narrows the instruction set of every path.
 
 use std::time::Instant;
 use trellis_lab::data::ginkgo::{generate_dataset, GinkgoParams};

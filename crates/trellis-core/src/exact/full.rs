@@ -60,8 +60,8 @@ pub struct TrellisCost {
 /// Measured cost of one split evaluation (log Z, MAP, count and entropy; Ginkgo model, eight
 /// AVX-512 lanes), in nanoseconds of one core, while the tables fit the 32 MiB L3 cache: N = 20
 /// on the reference machine (AMD EPYC, Zen 4, 2 cores), 4.03 s of wall time for 1.74e9 splits.
-/// Without AVX-512 (AVX2 or scalar lanes) and for other models (the split loop) a split costs
-/// 2 to 3 times as much.
+/// With AVX2 lanes a split costs about 1.5 times as much; for other models, or on a CPU
+/// without AVX2 or NEON (the split loop), 3.5 to 6 times (README, "Per instruction set").
 pub const NS_PER_SPLIT_IN_CACHE: f64 = 4.6;
 
 /// As [`NS_PER_SPLIT_IN_CACHE`], for tables beyond the cache (N >= 20): from N = 24 on 2 cores
