@@ -254,6 +254,12 @@ fn ldi(c: &Four) -> __m256i {
     avx!(_mm256_castpd_si256(ld(c)))
 }
 
+/// `c[i] + c[i + 1] r`, Estrin's first step.
+#[inline(always)]
+fn pair(r: __m256d, c: &[Four], i: usize) -> __m256d {
+    avx!(_mm256_fmadd_pd(r, ld(&c[i + 1]), ld(&c[i])))
+}
+
 /// `e^x` on four lanes: `x = k ln 2 + r`, `|r| <= ln 2 / 2`, `e^r` by its Taylor polynomial of
 /// degree 12 in Estrin's scheme with fused steps (truncation error below 2e-16), `2^k` from the
 /// exponent bits; 0 for NaN and `x < -708`.
@@ -275,12 +281,12 @@ fn exp1(x: __m256d) -> __m256d {
         let r2 = _mm256_mul_pd(r, r);
         let r4 = _mm256_mul_pd(r2, r2);
         let r8 = _mm256_mul_pd(r4, r4);
-        let p01 = _mm256_fmadd_pd(r, ld(&c[1]), ld(&c[0]));
-        let p23 = _mm256_fmadd_pd(r, ld(&c[3]), ld(&c[2]));
-        let p45 = _mm256_fmadd_pd(r, ld(&c[5]), ld(&c[4]));
-        let p67 = _mm256_fmadd_pd(r, ld(&c[7]), ld(&c[6]));
-        let p89 = _mm256_fmadd_pd(r, ld(&c[9]), ld(&c[8]));
-        let p1011 = _mm256_fmadd_pd(r, ld(&c[11]), ld(&c[10]));
+        let p01 = pair(r, c, 0);
+        let p23 = pair(r, c, 2);
+        let p45 = pair(r, c, 4);
+        let p67 = pair(r, c, 6);
+        let p89 = pair(r, c, 8);
+        let p1011 = pair(r, c, 10);
         let q0 = _mm256_fmadd_pd(p23, r2, p01);
         let q1 = _mm256_fmadd_pd(p67, r2, p45);
         let q2 = _mm256_fmadd_pd(p1011, r2, p89);
@@ -321,11 +327,11 @@ fn ln_fast1(x: __m256d) -> __m256d {
         let r2 = _mm256_mul_pd(r, r);
         let r4 = _mm256_mul_pd(r2, r2);
         let r8 = _mm256_mul_pd(r4, r4);
-        let p01 = _mm256_fmadd_pd(r, ld(&c[1]), ld(&c[0]));
-        let p23 = _mm256_fmadd_pd(r, ld(&c[3]), ld(&c[2]));
-        let p45 = _mm256_fmadd_pd(r, ld(&c[5]), ld(&c[4]));
-        let p67 = _mm256_fmadd_pd(r, ld(&c[7]), ld(&c[6]));
-        let p89 = _mm256_fmadd_pd(r, ld(&c[9]), ld(&c[8]));
+        let p01 = pair(r, c, 0);
+        let p23 = pair(r, c, 2);
+        let p45 = pair(r, c, 4);
+        let p67 = pair(r, c, 6);
+        let p89 = pair(r, c, 8);
         let q0 = _mm256_fmadd_pd(p23, r2, p01);
         let q1 = _mm256_fmadd_pd(p67, r2, p45);
         let q2 = _mm256_fmadd_pd(r2, ld(&c[10]), p89);
