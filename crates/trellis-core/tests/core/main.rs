@@ -1,7 +1,7 @@
 //! The core crate's integration tests, one binary (each test binary links the whole crate): exact
 //! results against brute-force enumeration and the reference jets, A*, cancellation, the flat
 //! trellis, the generator, graph energies, the trellis's bits on every instruction set against a
-//! golden file, pam50. `cargo test -p trellis-core` runs them alone.
+//! golden file, pam50, the committed Pythia jets. `cargo test -p trellis-core` runs them alone.
 
 mod accuracy;
 mod api_misuse;
@@ -15,3 +15,4 @@ mod graph_energies;
 mod lanes_bits;
 mod map_trellis;
 mod pam50;
+mod pythia_jets;
