@@ -254,10 +254,38 @@ fn ldi(c: &Four) -> __m256i {
     avx!(_mm256_castpd_si256(ld(c)))
 }
 
-/// `c[i] + c[i + 1] r`, Estrin's first step.
+/// `sum_i c[i] r^i` (at most 16 coefficients) by Estrin's scheme: the pairs
+/// `c[i] + c[i + 1] r`, then pairs of those with `r^2`, `r^4`, `r^8` (loops over constant
+/// lengths, unrolled where inlined; no closures, which would lose the target features).
 #[inline(always)]
-fn pair(r: __m256d, c: &[Four], i: usize) -> __m256d {
-    avx!(_mm256_fmadd_pd(r, ld(&c[i + 1]), ld(&c[i])))
+fn estrin(r: __m256d, c: &[Four]) -> __m256d {
+    avx!({
+        let mut t = [_mm256_setzero_pd(); 8];
+        let mut n = 0;
+        while 2 * n < c.len() {
+            let i = 2 * n;
+            t[n] = if i + 1 < c.len() {
+                _mm256_fmadd_pd(r, ld(&c[i + 1]), ld(&c[i]))
+            } else {
+                ld(&c[i])
+            };
+            n += 1;
+        }
+        let mut power = _mm256_mul_pd(r, r);
+        while n > 1 {
+            let half = n.div_ceil(2);
+            for j in 0..half {
+                if 2 * j + 1 < n {
+                    t[j] = _mm256_fmadd_pd(t[2 * j + 1], power, t[2 * j]);
+                } else {
+                    t[j] = t[2 * j];
+                }
+            }
+            n = half;
+            power = _mm256_mul_pd(power, power);
+        }
+        t[0]
+    })
 }
 
 /// `e^x` on four lanes: `x = k ln 2 + r`, `|r| <= ln 2 / 2`, `e^r` by its Taylor polynomial of
@@ -277,22 +305,7 @@ fn exp1(x: __m256d) -> __m256d {
             _mm256_castpd_si256(kf),
             ldi(&k.exp_bias),
         )));
-        let c = &k.taylor;
-        let r2 = _mm256_mul_pd(r, r);
-        let r4 = _mm256_mul_pd(r2, r2);
-        let r8 = _mm256_mul_pd(r4, r4);
-        let p01 = pair(r, c, 0);
-        let p23 = pair(r, c, 2);
-        let p45 = pair(r, c, 4);
-        let p67 = pair(r, c, 6);
-        let p89 = pair(r, c, 8);
-        let p1011 = pair(r, c, 10);
-        let q0 = _mm256_fmadd_pd(p23, r2, p01);
-        let q1 = _mm256_fmadd_pd(p67, r2, p45);
-        let q2 = _mm256_fmadd_pd(p1011, r2, p89);
-        let s0 = _mm256_fmadd_pd(q1, r4, q0);
-        let s1 = _mm256_fmadd_pd(r4, ld(&c[12]), q2);
-        let p = _mm256_fmadd_pd(s1, r8, s0);
+        let p = estrin(r, &k.taylor);
         let y = _mm256_mul_pd(p, scale);
         _mm256_and_pd(y, _mm256_cmp_pd::<_CMP_GE_OQ>(x, ld(&k.exp_lo)))
     })
@@ -323,21 +336,7 @@ fn ln_fast1(x: __m256d) -> __m256d {
         let inv = table8(&LN_INV8, idx, bit2);
         let ln_c = table8(&LN_C8, idx, bit2);
         let r = _mm256_fmsub_pd(m, inv, ld(&k.one));
-        let c = &k.log1p;
-        let r2 = _mm256_mul_pd(r, r);
-        let r4 = _mm256_mul_pd(r2, r2);
-        let r8 = _mm256_mul_pd(r4, r4);
-        let p01 = pair(r, c, 0);
-        let p23 = pair(r, c, 2);
-        let p45 = pair(r, c, 4);
-        let p67 = pair(r, c, 6);
-        let p89 = pair(r, c, 8);
-        let q0 = _mm256_fmadd_pd(p23, r2, p01);
-        let q1 = _mm256_fmadd_pd(p67, r2, p45);
-        let q2 = _mm256_fmadd_pd(r2, ld(&c[10]), p89);
-        let s = _mm256_fmadd_pd(q1, r4, q0);
-        let s = _mm256_fmadd_pd(q2, r8, s);
-        let p = _mm256_mul_pd(s, r);
+        let p = _mm256_mul_pd(estrin(r, &k.log1p), r);
         let hi = _mm256_fmadd_pd(e, ld(&k.ln2_hi), ln_c);
         let lo = _mm256_fmadd_pd(e, ld(&k.ln_lo), p);
         _mm256_add_pd(hi, lo)
