@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed Pythia jets twice in a fresh venv with the pinned wheels, compares the
 # bytes (the two runs with each other and with the committed files), then runs test_truth.py (the
-# jets against the event record) in that venv. Needs CPython 3.11 (PYTHON=... to name another
+# jets against the event record) and test_outputs.py (decoy files keep their bytes) in that venv. Needs CPython 3.11 (PYTHON=... to name another
 # interpreter of that version) and the package index. Optional: CI uses the committed files and
 # needs no Pythia.
 #   data/pythia/check_regenerates.sh                          # a throwaway venv
@@ -33,5 +33,5 @@ for f in pythia_parton.json pythia_hadron.json; do
     echo "ok $f: two runs equal the committed file byte for byte ($(wc -c < "$here/$f") bytes, sha256 $(sha256sum "$here/$f" | cut -c1-16)...)"
   fi
 done
-PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/test_truth.py"
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/test_truth.py" "$here/test_outputs.py"
 exit "$status"

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -343,6 +344,10 @@ def per_n(jets) -> str:
     return ", ".join(f"{n}:{c}" for n, c in sorted(counts.items()))
 
 
+# The mark in every file this script writes (its `source`): files without it are never replaced.
+WRITTEN_BY = "written by data/pythia/make_jets.py"
+
+
 def source_text(level: str, seed: int, n_events: int, kept, every) -> str:
     hadron = level == "hadron"
     how = (
@@ -362,7 +367,7 @@ def source_text(level: str, seed: int, n_events: int, kept, every) -> str:
         f"energy, rounded to {DIGITS} significant digits; M_hard = the jet's invariant mass; lam = "
         f"lam_root = {LAM_PLACEHOLDER} is a placeholder (Ginkgo's QCD value), not fitted; {n_events} "
         f"events, seed {seed}, {len(every)} jets, {len(kept)} kept with {MIN_LEAVES}..={MAX_LEAVES} "
-        f"leaves (N:jets {per_n(kept)}); written by data/pythia/make_jets.py ({versions()}); Pythia "
+        f"leaves (N:jets {per_n(kept)}); {WRITTEN_BY} ({versions()}); Pythia "
         f"settings: {'; '.join(settings(hadron, seed))}"
     )
 
@@ -373,11 +378,31 @@ def dataset_text(jets, source: str) -> str:
     return '{"jets":[\n' + ",\n".join(lines) + '\n],"source":' + json.dumps(source) + "}\n"
 
 
+def ours(path: str) -> bool:
+    """Whether `path` is missing or a file this script wrote (its `source` says so)."""
+    if not os.path.lexists(path):
+        return True
+    if not os.path.isfile(path) or os.path.islink(path):
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            return WRITTEN_BY in json.load(f).get("source", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """`text` into `path` atomically, through a temporary file of a unique new name in the same
+    folder (created exclusively, so no file of anyone else's is touched; removed on failure)."""
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 # --- measured numbers ---------------------------------------------------------------------
@@ -433,6 +458,9 @@ def hadron_stats(kept_jets) -> dict:
     }
 
 
+OUTPUTS = ("pythia_parton.json", "pythia_hadron.json")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="folder to write pythia_parton.json and pythia_hadron.json into")
@@ -446,6 +474,10 @@ def main(argv=None) -> int:
         ap.error("say --out DIR (write the jets) or --stats (print the measured numbers), or both")
     if a.out and not os.path.isdir(a.out):
         ap.error(f"--out {a.out}: no such folder; create it first")
+    for name in OUTPUTS if a.out else ():
+        path = os.path.join(a.out, name)
+        if not ours(path):
+            ap.error(f"{path} exists and is not this script's output; move it away or choose another --out")
     fjs.ClusterSequence.set_fastjet_banner_stream(None)
 
     t0 = time.perf_counter()
