@@ -401,35 +401,38 @@ fn step<L: Lanes, const C: u8>(
     let lza = f.a(&ba.lz);
     let lzb = f.b(&bb.lz);
     let z = lp.add(lza).add(lzb);
-    // Move the reference of the slots where z is far above it.
-    let up = z.gt(x.m.add(L::splat(RESCALE)));
-    if L::bits(up) != 0 {
-        let m = L::select(up, z, x.m);
-        let r = L::select(up, x.m.sub(m).exp(), L::splat(1.0));
-        x.s = x.s.mul(r);
-        x.es = x.es.mul(r);
-        x.m = m;
+    // Two rare events, tested at once: slots where z is far above the reference (move it), and
+    // slots where the MAP value may grow: a strictly larger value (see `Sums`), from the exact
+    // `log psi`, which is needed only where the upper bound exceeds the best so far (a new
+    // maximum or nearly one).
+    let up_m = z.gt(x.m.add(L::splat(RESCALE)));
+    let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
+    let vu = psi.lp_up.add(ma).add(mb);
+    let up_b = L::and(vu.ge(x.best), vu.gt(L::splat(f64::NEG_INFINITY)));
+    if L::bits(L::or(up_m, up_b)) != 0 {
+        if L::bits(up_m) != 0 {
+            let m = L::select(up_m, z, x.m);
+            let r = L::select(up_m, x.m.sub(m).exp(), L::splat(1.0));
+            x.s = x.s.mul(r);
+            x.es = x.es.mul(r);
+            x.m = m;
+        }
+        if L::bits(up_b) != 0 {
+            let val = psi.exact().add(ma).add(mb);
+            let upd = L::and(up_b, val.ge(x.best));
+            x.best = L::select(upd, val, x.best);
+            let upd = L::bits(upd);
+            for (l, k) in x.best_a.iter_mut().enumerate() {
+                if upd >> l & 1 == 1 {
+                    *k = a << 3;
+                }
+            }
+        }
     }
     let w = z.sub(x.m).exp();
     x.s = x.s.add(w);
     let e = lp.add(f.a(&ba.ee)).add(f.b(&bb.ee));
     x.es = L::select(w.gt(L::splat(0.0)), w.fma(e, x.es), x.es);
-    // MAP: a strictly larger value (see `Sums`), from the exact `log psi`, which is needed
-    // only where the upper bound exceeds the best so far (a new maximum or nearly one).
-    let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
-    let vu = psi.lp_up.add(ma).add(mb);
-    let up = L::and(vu.ge(x.best), vu.gt(L::splat(f64::NEG_INFINITY)));
-    if L::bits(up) != 0 {
-        let val = psi.exact().add(ma).add(mb);
-        let upd = L::and(up, val.ge(x.best));
-        x.best = L::select(upd, val, x.best);
-        let upd = L::bits(upd);
-        for (l, k) in x.best_a.iter_mut().enumerate() {
-            if upd >> l & 1 == 1 {
-                *k = a << 3;
-            }
-        }
-    }
     // Count: splits with a finite potential and children with finite trees.
     let ninf = L::splat(f64::NEG_INFINITY);
     let valid = L::and(L::and(lp.ne(ninf), lza.ne(ninf)), lzb.ne(ninf));
@@ -515,15 +518,6 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
     let exact = EXACT || L::LN_FAST_IS_LN;
     let ln = if EXACT { tp2.ln() } else { tp2.ln_fast() };
     let lp = head.add(tail.sub(ln));
-    let lp_up = if exact {
-        lp
-    } else {
-        let ln_down = ln.sub(
-            ln.abs()
-                .fma(L::splat(LN_FAST_MARGIN), L::splat(LN_FAST_MARGIN)),
-        );
-        head.add(tail.sub(ln_down))
-    };
     let zero = L::splat(0.0);
     let ok = L::and(
         L::and(t_lo.gt(zero), t_hi.gt(zero)),
@@ -536,9 +530,10 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
     let ninf = L::splat(f64::NEG_INFINITY);
     let fast = L::and(live, ok);
     if fix == 0 {
+        let lp = L::select(live, lp, ninf);
         return Psi {
-            lp: L::select(live, lp, ninf),
-            lp_up: L::select(live, lp_up, ninf),
+            lp,
+            lp_up: up_bound::<L>(lp, exact),
             head,
             tail,
             tp2,
@@ -556,9 +551,10 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
         }
     }
     let scalar = L::load(&out);
+    let lp = L::select(fast, lp, L::select(live, scalar, ninf));
     Psi {
-        lp: L::select(fast, lp, L::select(live, scalar, ninf)),
-        lp_up: L::select(fast, lp_up, L::select(live, scalar, ninf)),
+        lp,
+        lp_up: up_bound::<L>(lp, exact),
         head,
         tail,
         tp2,
@@ -566,5 +562,28 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
     }
 }
 
-/// [`Lanes::ln_fast`]'s distance from [`Lanes::ln`] is below `1e-15 (1 + |ln|)`; four times that.
-const LN_FAST_MARGIN: f64 = 4e-15;
+/// An upper bound on the exact `log psi` from `lp`, computed with [`Lanes::ln_fast`]:
+/// `lp + |lp| 2^-48 + 1e-11` (`NaN` where `lp` is `-inf`, which no comparison selects).
+///
+/// `lp = head + (tail - ln_fast(tp2))` and the exact value is the same with `ln(tp2)`. The two
+/// `ln`s differ by at most `1e-15 (1 + |ln tp2|) < 7.5e-13` (`tp2` is a normal, finite number
+/// there, so `|ln tp2| < 710`); each of the two roundings moves the results apart by at most
+/// one ulp of an operand. Without cancellation every operand is at most `|lp|` plus that, so
+/// the distance is below `2^-51 |lp| + 7.5e-13`. Cancellation needs `head` and `tail - ln` of
+/// opposite signs, and the positive one is below 4096 whatever the model's positive finite
+/// parameters (`head <= constant + ln lambda - ln tp1` and `tail - ln <= ln lambda + 710`, each
+/// logarithm of a positive finite double below 745), so its ulp is at most `2^-40`, about
+/// `9.1e-13`. The sum, below `2^-51 |lp| + 2.6e-12`, is under the margin with room to spare,
+/// and so is the margin's own rounding (at most an ulp of `|lp|`).
+#[inline(always)]
+fn up_bound<L: Lanes>(lp: L, exact: bool) -> L {
+    if exact {
+        return lp;
+    }
+    lp.abs()
+        .fma(L::splat(UP_BOUND_REL), L::splat(UP_BOUND_ABS))
+        .add(lp)
+}
+
+const UP_BOUND_REL: f64 = 1.0 / 281_474_976_710_656.0; // 2^-48
+const UP_BOUND_ABS: f64 = 1e-11;
