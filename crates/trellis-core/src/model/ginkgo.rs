@@ -220,6 +220,7 @@ impl GinkgoModel {
             log_lambda: r.log_lambda,
             lambda: r.lambda,
             sqrt_p: p.sqrt_t,
+            lam_tcut: r.lambda * self.t_cut,
         })
     }
 
@@ -261,6 +262,9 @@ pub(crate) struct ParentConsts {
     pub(crate) log_lambda: f64,
     pub(crate) lambda: f64,
     pub(crate) sqrt_p: f64,
+    /// `lambda * t_cut`: a leaf child's probability of not splitting is
+    /// `log1mexp(lam_tcut / tp2)`.
+    pub(crate) lam_tcut: f64,
 }
 
 const LOG_4PI: f64 = 2.531_024_246_969_290_7; // ln(4π)

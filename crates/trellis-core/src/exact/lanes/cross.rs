@@ -203,6 +203,7 @@ pub(super) struct Slots<L: Lanes> {
     pub(super) log_lambda: L,
     pub(super) lambda: L,
     pub(super) sqrt_p: L,
+    pub(super) lam_tcut: L,
     /// Slots of allowed parents, the zero slot left out.
     pub(super) live: L::M,
     /// The zero slot, when its parent is allowed.
@@ -231,7 +232,7 @@ struct Sums<L: Lanes> {
 
 #[inline(always)]
 pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> Slots<L> {
-    let mut f = [[0.0f64; 8]; 6];
+    let mut f = [[0.0f64; 8]; 7];
     let (mut live, mut zero) = (0u8, 0u8);
     for l in 0..8 {
         let j = 8 * v + l;
@@ -244,6 +245,7 @@ pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> S
                 c.log_lambda,
                 c.lambda,
                 c.sqrt_p,
+                c.lam_tcut,
             ];
             for (field, value) in f.iter_mut().zip(values) {
                 field[l] = value;
@@ -262,6 +264,7 @@ pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> S
         log_lambda: L::load(&f[3]),
         lambda: L::load(&f[4]),
         sqrt_p: L::load(&f[5]),
+        lam_tcut: L::load(&f[6]),
         live: L::mask(live),
         zero: L::mask(zero),
     }
@@ -465,10 +468,14 @@ pub(super) struct Psi<L: Lanes> {
     /// grow where this one does.
     pub(super) lp_up: L,
     head: L,
+    /// The vector kernel's `tail`; in the lanes of `leafy`, the leaf term's argument
+    /// `lambda t_cut / tp2`.
     tail: L,
     tp2: L,
     /// Live lanes whose `lp` came from the vector kernel.
     fast: L::M,
+    /// Lanes (bits) of a leaf child whose `lp` came from [`log1mexp`] (not the model's bits).
+    leafy: u8,
 }
 
 impl<L: Lanes> Psi<L> {
@@ -478,13 +485,66 @@ impl<L: Lanes> Psi<L> {
         if L::LN_FAST_IS_LN {
             return self.lp;
         }
-        L::select(
+        let v = L::select(
             self.fast,
             self.head.add(self.tail.sub(self.tp2.ln())),
             self.lp,
-        )
+        );
+        if self.leafy == 0 {
+            return v;
+        }
+        // The model's leaf term: `head + (log1mexp(x) - ln 1)`, and `ln 1 = 0`.
+        let (mut out, mut head, mut x) = ([0.0; 8], [0.0; 8], [0.0; 8]);
+        v.store(&mut out);
+        self.head.store(&mut head);
+        self.tail.store(&mut x);
+        for l in 0..8 {
+            if self.leafy >> l & 1 == 1 {
+                out[l] = head[l] + crate::model::log1mexp(x[l]);
+            }
+        }
+        L::load(&out)
     }
 }
+
+/// `ln(1 - e^-x)` for `x` in `[LEAF_X_MIN, LEAF_X_MAX]`, within `3e-15 (1 + |result|)` of
+/// [`crate::model::log1mexp`]: `ln_fast(1 - e^-x)` above `ln 2`, below it
+/// `ln_fast(x P(x))` with `P(x) = (1 - e^-x) / x` by its Taylor series to degree 15 (the
+/// first term left out is below `1e-17` of the sum there), so that no digit cancels.
+#[inline(always)]
+pub(super) fn log1mexp<L: Lanes>(x: L) -> L {
+    // (-1)^k / (k + 1)!, k = 15 down to 0.
+    const C: [f64; 16] = [
+        -1.0 / 20_922_789_888_000.0,
+        1.0 / 1_307_674_368_000.0,
+        -1.0 / 87_178_291_200.0,
+        1.0 / 6_227_020_800.0,
+        -1.0 / 479_001_600.0,
+        1.0 / 39_916_800.0,
+        -1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        -1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        -1.0 / 720.0,
+        1.0 / 120.0,
+        -1.0 / 24.0,
+        1.0 / 6.0,
+        -1.0 / 2.0,
+        1.0,
+    ];
+    let mut p = L::splat(C[0]);
+    for &c in &C[1..] {
+        p = p.fma(x, L::splat(c));
+    }
+    let small = x.mul(p);
+    let big = L::splat(1.0).sub(L::splat(0.0).sub(x).exp());
+    L::select(x.gt(L::splat(std::f64::consts::LN_2)), big, small).ln_fast()
+}
+
+/// The range of a leaf term's argument that [`log1mexp`] takes (the rest goes to the scalar
+/// kernel): `x P(x)` stays a normal number and `e^-x` above `e^-700`.
+const LEAF_X_MIN: f64 = 1e-290;
+const LEAF_X_MAX: f64 = 700.0;
 
 /// `log psi` of one vector of slots for the upper parts `(a, g - a)`: the Ginkgo kernel's
 /// operations in the same order as [`crate::model::GinkgoModel`]'s scalar and AVX2 kernels,
@@ -538,8 +598,26 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
             tail,
             tp2,
             fast,
+            leafy: 0,
         };
     }
+    // A leaf child beside a cluster (`t_lo = 0 < t_hi`): the model's tail is the leaf term
+    // `log1mexp(lambda t_cut / tp2)`, which the lanes take unless exactness is asked for.
+    let (leaf, tail) = if exact {
+        (L::mask(0), tail)
+    } else {
+        let x = c.lam_tcut.div(tp2);
+        let leaf = L::and(
+            L::and(
+                L::and(live, t_lo.eq(zero)),
+                L::and(t_hi.gt(zero), tp2.ge(L::splat(f64::MIN_POSITIVE))),
+            ),
+            L::and(x.ge(L::splat(LEAF_X_MIN)), L::splat(LEAF_X_MAX).ge(x)),
+        );
+        (leaf, L::select(leaf, x, tail))
+    };
+    let leafy = L::bits(leaf);
+    let fix = L::bits(L::andnot(L::andnot(live, ok), leaf));
     let mut out = [0.0f64; 8];
     lp.store(&mut out);
     let b = st.g ^ a;
@@ -551,7 +629,12 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
         }
     }
     let scalar = L::load(&out);
-    let lp = L::select(fast, lp, L::select(live, scalar, ninf));
+    let other = if leafy == 0 {
+        scalar
+    } else {
+        L::select(leaf, head.add(log1mexp(tail)), scalar)
+    };
+    let lp = L::select(fast, lp, L::select(live, other, ninf));
     Psi {
         lp,
         lp_up: up_bound::<L>(lp, exact),
@@ -559,6 +642,7 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
         tail,
         tp2,
         fast,
+        leafy,
     }
 }
 
