@@ -236,7 +236,7 @@ fn lanes_log1mexp_matches_the_model_on_every_isa() {
         1e-8,
         36.0,
     ]);
-    while xs.len() % 8 != 0 {
+    while !xs.len().is_multiple_of(8) {
         xs.push(1.0);
     }
     for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
