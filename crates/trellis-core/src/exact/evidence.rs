@@ -4,26 +4,28 @@
 //!   all `(2N-3)!!` trees over the jet's leaves, which only the full trellis gives exactly;
 //! - **on given trees** (a generator's truth trees): λ maximising `sum_jets log p(tree; λ)`.
 //!
-//! Two split potentials can be fitted ([`Likelihood`]):
-//! - **the paper-era potential** ([`GinkgoModel`], the one behind every exact result of the
-//!   paper): it does **not** recover the rate of the jets it was written for. On Ginkgo's own
-//!   QCD jets (λ = 1.5) both objectives increase all the way down to λ → 0, and a fit lands on
-//!   its lower bound ([`LambdaFit::at_bound`]). The cause is one term: a single-leaf child
-//!   conditioned on a scale `τ` below `t_cut` (the lighter sibling of a heavy one, about a third
-//!   of all splits) is scored `(1 - e^(-λ t_cut/τ)) / (1 - e^(-λ))`, the probability of not
-//!   splitting written for `τ >= t_cut`: for `τ < t_cut` it exceeds 1 and grows to `t_cut/τ` as
-//!   λ → 0 (the generator makes that child a leaf with certainty). Capped at 1 the potential has
-//!   a maximum, but above the generator's rate (about 1.8 on unselected jets), because it also
-//!   scores one order of the children (the heavier first) where the generator has two and gives
-//!   leaves `t = 0` instead of their masses. Fitted on data it is a property of the data under
-//!   this model (e.g. for Pythia jets), not a shower parameter;
-//! - **the generator's own density** ([`GinkgoGeneratorModel`]): `log Z` is then the exact
-//!   log-density of the leaves' four-momenta, and both fits are maximum-likelihood estimates
-//!   that recover the generator's rate on jets drawn without selection (tested at 1.5 and 3 to
-//!   within their standard errors). Keeping only jets of `N` leaves in a window (as every
-//!   dataset here does) is a selection that depends on λ and biases both fits: with 5 to 10
-//!   leaves out of QCD jets the estimate is about 1.6 for a generator rate of 1.5, with 2 to 9
-//!   about 1.75 (many jets, from `scripts/ginkgo_lambda_check.py`).
+//! What the fits recover depends on the split potential ([`Likelihood`]):
+//! - **The paper-era potential** ([`GinkgoModel`], behind every exact result of the paper) does
+//!   not recover the rate of the jets it was written for. On Ginkgo QCD jets drawn at λ = 1.5
+//!   both objectives keep rising as λ → 0, so a fit returns its lower bound and says so
+//!   ([`LambdaFit::at_bound`]). One term causes it: the lighter sibling of a heavy cluster is
+//!   conditioned on the scale `tp2 = (sqrt(tP) - sqrt(t_heavy))^2`, and when it is a single leaf
+//!   it is scored with the probability of not splitting, `(1 - e^(-λ t_cut/tp2)) / (1 - e^(-λ))`.
+//!   That formula assumes `tp2 >= t_cut`; in about a third of all splits `tp2 < t_cut` (the
+//!   generator then makes the child a leaf with certainty), the "probability" exceeds 1 and
+//!   grows to `t_cut/tp2` (median 5.7) as λ → 0. Capping it at 1 gives a maximum, but too high
+//!   (1.83 for λ = 1.5; 3.34 for λ = 3, where the uncapped potential also has a maximum, 3.25),
+//!   because the potential also scores one order of the two children (the heavier first) where
+//!   the generator draws either first, and scores leaves at `t = 0` instead of their masses.
+//!   Fitted to other data (Pythia jets) it gives the rate that best describes them under this
+//!   potential, not a parameter of their shower.
+//! - **The generator's own density** ([`GinkgoGeneratorModel`]) recovers the rate: `log Z` is
+//!   then the exact log-density of the leaves' four-momenta, and both fits are maximum-likelihood
+//!   estimates (on showers drawn at 0.7, 1.5 and 3: 0.70, 1.50, 3.00, each to within 0.005).
+//!   This holds for jets kept whatever their number of leaves `N`. Keeping only jets with `N` in
+//!   a window is a selection that depends on λ, and it biases both fits. For λ = 1.5 the fits
+//!   give 1.58 with 5 to 10 leaves and 1.76 with 2 to 9.
+//!   (Checked independently of this code in numpy, by `scripts/ginkgo_lambda_check.py`.)
 //!
 //! The search is one-dimensional in `log λ`: the objective on a grid of [`GRID_POINTS`] points
 //! over `[lo, hi]` (bounds included), then Brent's method (argmin's `BrentOpt`) between the best

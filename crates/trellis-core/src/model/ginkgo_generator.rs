@@ -32,9 +32,9 @@
 //! generator makes such a child a leaf with certainty) and grows without bound as λ → 0; and
 //! has no Jacobian (which matters for `log Z`, not for one tree's λ-dependence).
 
-use super::error::{check_table_size, ModelError};
-use super::ginkgo::{mass2, FourVector};
-use super::{log1mexp, log_add_exp, SplitModel};
+use super::error::ModelError;
+use super::ginkgo::{leaf_sum, mass2, subset_table, FourVector};
+use super::{log1mexp, SplitModel};
 use crate::subset::Subset;
 
 /// The generator redraws `u` while `u >= U_MAX` (`crate::data::ginkgo`'s bound).
@@ -105,25 +105,8 @@ impl GinkgoGeneratorModel {
         GeneratorStat {
             t,
             sqrt_t: t.sqrt(),
-            impossible_leaf: singleton && !(t <= self.t_cut),
+            impossible_leaf: singleton && (t.is_nan() || t > self.t_cut),
         }
-    }
-
-    /// `-λ (u_x + u_y) - log τ_y` for the order "`x` first, `y` second", or `-inf` outside the
-    /// generator's support.
-    #[inline]
-    fn ordered(&self, x: &GeneratorStat, y: &GeneratorStat, p: &GeneratorStat) -> f64 {
-        let ux = x.t / p.t;
-        if !(ux < U_MAX) {
-            return f64::NEG_INFINITY;
-        }
-        let d = p.sqrt_t - x.sqrt_t;
-        let tau = d * d;
-        let uy = y.t / tau;
-        if !(uy < U_MAX) {
-            return f64::NEG_INFINITY;
-        }
-        -self.lambda * (ux + uy) - tau.ln()
     }
 }
 
@@ -135,32 +118,11 @@ impl SplitModel for GinkgoGeneratorModel {
     }
 
     fn stat(&self, s: Subset) -> GeneratorStat {
-        let mut p = [0.0; 4];
-        for leaf in s.iter().map_while(|i| self.leaves.get(i)) {
-            for (x, y) in p.iter_mut().zip(leaf) {
-                *x += y;
-            }
-        }
-        self.stat_from(&p, s.is_singleton())
+        self.stat_from(&leaf_sum(&self.leaves, s), s.is_singleton())
     }
 
     fn stat_table(&self) -> Result<Vec<GeneratorStat>, ModelError> {
-        let n = self.leaves.len();
-        check_table_size(n)?;
-        let mut p = vec![[0.0; 4]; 1usize << n];
-        let mut table = vec![GeneratorStat::default(); 1usize << n];
-        // Summed in increasing leaf order, as `stat` sums: the same bits.
-        for b in 1u64..(1u64 << n) {
-            let high = 63 - b.leading_zeros() as usize;
-            let rest = b & !(1u64 << high);
-            let mut q = p[rest as usize];
-            for (x, y) in q.iter_mut().zip(&self.leaves[high]) {
-                *x += y;
-            }
-            p[b as usize] = q;
-            table[b as usize] = self.stat_from(&q, rest == 0);
-        }
-        Ok(table)
+        subset_table(&self.leaves, |p, singleton| self.stat_from(p, singleton))
     }
 
     fn log_psi_with(
@@ -171,20 +133,40 @@ impl SplitModel for GinkgoGeneratorModel {
         sb: &GeneratorStat,
         p: &GeneratorStat,
     ) -> f64 {
-        if !(p.t > self.t_cut) || sa.impossible_leaf || sb.impossible_leaf {
+        if p.t.is_nan() || p.t <= self.t_cut || sa.impossible_leaf || sb.impossible_leaf {
             return f64::NEG_INFINITY;
         }
-        let orders = log_add_exp(self.ordered(sa, sb, p), self.ordered(sb, sa, p));
-        if orders == f64::NEG_INFINITY || orders.is_nan() {
-            return f64::NEG_INFINITY;
-        }
-        // K = (tP - tA - tB)^2 - 4 tA tB, factorised (no cancellation between large terms).
+        // Order "A first": u = tA/tP, then tB over τB = (sqrt tP - sqrt tA)^2; "B first" alike.
         let (q, qa, qb) = (p.sqrt_t, sa.sqrt_t, sb.sqrt_t);
+        let (tau_b, tau_a) = ((q - qa) * (q - qa), (q - qb) * (q - qb));
+        let (ua, ub) = (sa.t / p.t, sb.t / p.t);
+        // In the generator's support (false for NaN; a zero τ has no room for the second child).
+        let a_first = ua < U_MAX && sb.t < U_MAX * tau_b;
+        let b_first = ub < U_MAX && sa.t < U_MAX * tau_a;
+        let x_a = ua + sb.t / tau_b;
+        let x_b = ub + sa.t / tau_a;
+        // log(e^(-λ x_a) / τB + e^(-λ x_b) / τA) = -λ m + log(sum), m the smaller x in support:
+        // one exponential.
+        let (m, sum) = match (a_first, b_first) {
+            (true, true) if x_a <= x_b => (
+                x_a,
+                1.0 / tau_b + (-self.lambda * (x_b - x_a)).exp() / tau_a,
+            ),
+            (true, true) => (
+                x_b,
+                1.0 / tau_a + (-self.lambda * (x_a - x_b)).exp() / tau_b,
+            ),
+            (true, false) => (x_a, 1.0 / tau_b),
+            (false, true) => (x_b, 1.0 / tau_a),
+            (false, false) => return f64::NEG_INFINITY,
+        };
+        // K = (tP - tA - tB)^2 - 4 tA tB, factorised (no cancellation between large terms);
+        // positive whenever an order is in the support.
         let k = (q - qa - qb) * (q + qa + qb) * (q - qa + qb) * (q + qa - qb);
-        if !(k > 0.0) {
+        if k.is_nan() || k <= 0.0 {
             return f64::NEG_INFINITY;
         }
-        self.constant - 0.5 * k.ln() + orders
+        self.constant - self.lambda * m + (sum / k.sqrt()).ln()
     }
 }
 

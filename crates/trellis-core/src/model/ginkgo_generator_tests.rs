@@ -49,7 +49,10 @@ fn the_density_of_every_generated_split_matches_the_generator_s_definition() {
                 let orders = density(t1, tp, lambda) * density(t2, tau(t1), lambda)
                     + density(t2, tp, lambda) * density(t1, tau(t2), lambda);
                 // |p*| from four-vectors: the first child's energy in the parent's frame.
-                let (p, p1) = (m.four_vector(clusters[v]), m.four_vector(clusters[l]));
+                let (p, p1) = (
+                    leaf_sum(m.leaves(), clusters[v]),
+                    leaf_sum(m.leaves(), clusters[l]),
+                );
                 let pstar = ((dot(&p1, &p).powi(2) / tp - t1).max(0.0)).sqrt();
                 let want = (orders / (4.0 * std::f64::consts::PI) * 4.0 * tp.sqrt() / pstar).ln();
                 let got = m.log_psi(clusters[l], clusters[r]);
@@ -65,18 +68,6 @@ fn the_density_of_every_generated_split_matches_the_generator_s_definition() {
         }
     }
     assert!(checked > 300, "{checked}");
-}
-
-impl GinkgoGeneratorModel {
-    fn four_vector(&self, s: Subset) -> FourVector {
-        let mut p = [0.0; 4];
-        for i in s.iter() {
-            for (x, y) in p.iter_mut().zip(&self.leaves[i]) {
-                *x += y;
-            }
-        }
-        p
-    }
 }
 
 /// The first child's four-momentum in the lab, from its scale, its sibling's and its direction
@@ -117,9 +108,9 @@ fn det4(m: [[f64; 4]; 4]) -> f64 {
         }
         det *= a[c][c];
         for r in c + 1..4 {
-            let f = a[r][c] / a[c][c];
-            for k in c..4 {
-                a[r][k] -= f * a[c][k];
+            let (f, pivot_row) = (a[r][c] / a[c][c], a[c]);
+            for (x, y) in a[r][c..].iter_mut().zip(&pivot_row[c..]) {
+                *x -= f * y;
             }
         }
     }
