@@ -105,7 +105,7 @@ pub enum FitError {
         hi: f64,
     },
     /// No jet has a finite objective.
-    #[error("no jet has a finite objective (all {n} are left out: every tree, or the given tree, is forbidden by the cut t_cut); lower t_cut")]
+    #[error("no jet has a finite objective (all {n} are left out: every tree, or the given tree, has a forbidden split: a cluster lighter than t_cut or, under the generator density, a leaf heavier than it); check t_cut against the jets' masses")]
     NoJets {
         /// Jets given.
         n: usize,
