@@ -3,6 +3,7 @@
 pub mod astar;
 pub mod bounds;
 pub mod coclustering;
+pub mod evidence;
 pub mod full;
 pub(crate) mod lanes;
 pub mod map_ties;
@@ -16,6 +17,10 @@ mod split_loop;
 pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason};
 pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
 pub use coclustering::CoClustering;
+pub use evidence::{
+    evidence_curve, fit_lambda_by_evidence, fit_lambda_by_evidence_with, fit_lambda_on_trees,
+    fit_lambda_on_trees_with, tree_curve, FitError, LambdaFit, Likelihood, ObjectiveCurve,
+};
 pub use full::{FullTrellis, TrellisCost};
 pub use map_ties::TIE_TOLERANCE;
 pub use map_trellis::MapTrellis;

@@ -123,13 +123,7 @@ impl GinkgoModel {
 
     /// The summed four-vector of cluster `s` (leaves of `s` outside the jet are left out).
     pub fn four_vector(&self, s: Subset) -> FourVector {
-        let mut p = [0.0; 4];
-        for leaf in s.iter().map_while(|i| self.leaves.get(i)) {
-            for (x, y) in p.iter_mut().zip(leaf) {
-                *x += y;
-            }
-        }
-        p
+        leaf_sum(&self.leaves, s)
     }
 
     #[inline]
@@ -267,6 +261,42 @@ pub(crate) struct ParentConsts {
     pub(crate) lam_tcut: f64,
 }
 
+/// The summed four-vector of the leaves of `s` (leaves outside `leaves` left out), in increasing
+/// leaf order.
+pub(crate) fn leaf_sum(leaves: &[FourVector], s: Subset) -> FourVector {
+    let mut p = [0.0; 4];
+    for leaf in s.iter().map_while(|i| leaves.get(i)) {
+        for (x, y) in p.iter_mut().zip(leaf) {
+            *x += y;
+        }
+    }
+    p
+}
+
+/// `stat(leaf_sum(leaves, s), s is a single leaf)` for every subset `s`, indexed by bitmask, with
+/// the same bits as [`leaf_sum`] (adding the highest leaf last sums in increasing leaf order).
+/// Errors ([`ModelError::TableTooLarge`]) for too many leaves.
+pub(crate) fn subset_table<S: Clone + Default>(
+    leaves: &[FourVector],
+    stat: impl Fn(&FourVector, bool) -> S,
+) -> Result<Vec<S>, ModelError> {
+    let n = leaves.len();
+    check_table_size(n)?;
+    let mut p = vec![[0.0; 4]; 1usize << n];
+    let mut table = vec![S::default(); 1usize << n];
+    for b in 1u64..(1u64 << n) {
+        let high = 63 - b.leading_zeros() as usize;
+        let rest = b & !(1u64 << high);
+        let mut q = p[rest as usize];
+        for (x, y) in q.iter_mut().zip(&leaves[high]) {
+            *x += y;
+        }
+        p[b as usize] = q;
+        table[b as usize] = stat(&q, rest == 0);
+    }
+    Ok(table)
+}
+
 const LOG_4PI: f64 = 2.531_024_246_969_290_7; // ln(4π)
 
 /// `Ok(v)` when `v` is a positive finite number, else [`ModelError::BadParameter`].
@@ -298,23 +328,7 @@ impl SplitModel for GinkgoModel {
     }
 
     fn stat_table(&self) -> Result<Vec<GinkgoStat>, ModelError> {
-        let n = self.leaves.len();
-        check_table_size(n)?;
-        let mut p = vec![[0.0; 4]; 1usize << n];
-        let mut table = vec![GinkgoStat::default(); 1usize << n];
-        // Adding the highest leaf last sums in increasing leaf order, exactly as `stat` does, so
-        // both give bit-identical statistics.
-        for b in 1u64..(1u64 << n) {
-            let high = 63 - b.leading_zeros() as usize;
-            let rest = b & !(1u64 << high);
-            let mut q = p[rest as usize];
-            for (x, y) in q.iter_mut().zip(&self.leaves[high]) {
-                *x += y;
-            }
-            p[b as usize] = q;
-            table[b as usize] = self.stat_from(&q, rest == 0);
-        }
-        Ok(table)
+        subset_table(&self.leaves, |p, singleton| self.stat_from(p, singleton))
     }
 
     #[inline]

@@ -13,12 +13,14 @@ pub mod correlation;
 pub mod dasgupta;
 pub mod error;
 pub mod ginkgo;
+pub mod ginkgo_generator;
 pub mod weights;
 
 pub use correlation::CorrelationModel;
 pub use dasgupta::DasguptaModel;
 pub use error::{ModelError, MAX_TABLE_LEAVES};
 pub use ginkgo::GinkgoModel;
+pub use ginkgo_generator::GinkgoGeneratorModel;
 pub use weights::WeightMatrix;
 
 use crate::subset::Subset;
