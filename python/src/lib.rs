@@ -5,6 +5,7 @@
 
 mod bayes;
 mod convert;
+mod fit;
 mod interrupt;
 mod jet;
 mod linkage;
@@ -230,6 +231,34 @@ impl Trellis {
         })
     }
 
+    /// The rank of `tree` among every binary tree over the trellis's leaves by log-likelihood:
+    /// `(rank, capped)`, `rank` being 1 + the number of trees scoring above it (beyond a relative
+    /// tie tolerance of 1e-9, so the MAP tree and trees tied with it rank 1), counted exactly
+    /// by branch and bound up to `cap` trees (then `capped` is true and the rank is at least
+    /// `rank`). A tree of log-likelihood `-inf` ranks after every finite tree.
+    #[pyo3(signature = (tree, *, cap = 1_000_000, cancel = None))]
+    fn rank(
+        &self,
+        py: Python<'_>,
+        tree: &Tree,
+        cap: i128,
+        cancel: Option<&CancelToken>,
+    ) -> PyResult<(u64, bool)> {
+        let cap = u64::try_from(count("cap", cap, 0)?).unwrap_or(u64::MAX);
+        let t = tree.binary()?;
+        let c = interruptible(py, cancel, || {
+            with_model!(&self.energy, m => trellis_core::exact::rank::rank(
+                m,
+                &self.trellis,
+                &t,
+                trellis_core::exact::TIE_TOLERANCE,
+                cap,
+            ))
+        })?
+        .map_err(value_error)?;
+        Ok((c.count, c.capped))
+    }
+
     fn __repr__(&self) -> String {
         let t = &self.trellis;
         format!(
@@ -374,6 +403,8 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(beam, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_tree, m)?)?;
     m.add_function(wrap_pyfunction!(kt, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::fit_lambda, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::lambda_curve, m)?)?;
     m.add_class::<more::Flat>()?;
     m.add_function(wrap_pyfunction!(more::generate_jets, m)?)?;
     m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;

@@ -4,6 +4,7 @@ from typing import (
     Literal,
     Optional,
     Sequence,
+    TypedDict,
     SupportsFloat,
     SupportsIndex,
     Union,
@@ -213,6 +214,10 @@ class Trellis:
         """The posterior probability that `leaves` form a cluster."""
     def log_probability(self, tree: Tree) -> float:
         """The log posterior probability of a binary tree over the trellis's leaves."""
+    def rank(
+        self, tree: Tree, *, cap: int = 1_000_000, cancel: Optional[CancelToken] = None
+    ) -> tuple[int, bool]:
+        """(rank, capped): 1 + the trees scoring above `tree`, counted exactly up to `cap`."""
 
 def load_jets(path: _Path) -> list[Jet]:
     """The jets of a file in the data/ginkgo_jets schema."""
@@ -253,6 +258,41 @@ def greedy(
     """Greedy agglomeration: its tree and log-likelihood."""
 def kt(jet: Jet, p: SupportsFloat = 1.0, r: SupportsFloat = 1.0) -> Tree:
     """The generalised kt algorithm: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt)."""
+
+class _LambdaFit(TypedDict):
+    lam: float
+    objective: float
+    evaluations: int
+    jets_used: int
+    jets_left_out: int
+    at_bound: bool
+    std_error: float
+
+def fit_lambda(
+    jets: Sequence[Jet],
+    *,
+    by: Literal["evidence", "truth"] = "evidence",
+    likelihood: Literal["paper", "generator"] = "paper",
+    trees: Optional[Sequence[Tree]] = None,
+    lo: float = 0.01,
+    hi: float = 50.0,
+    max_leaves: int = 20,
+    cancel: Optional[CancelToken] = None,
+) -> _LambdaFit:
+    """The Ginkgo rate maximising the sum of log Z (by="evidence") or of the truth trees'
+    log-likelihoods (by="truth") over the jets, within [lo, hi]."""
+
+def lambda_curve(
+    jets: Sequence[Jet],
+    lams: Sequence[float],
+    *,
+    by: Literal["evidence", "truth"] = "evidence",
+    likelihood: Literal["paper", "generator"] = "paper",
+    trees: Optional[Sequence[Tree]] = None,
+    max_leaves: int = 20,
+    cancel: Optional[CancelToken] = None,
+) -> npt.NDArray[np.float64]:
+    """fit_lambda's objective at each rate of lams."""
 
 @final
 class FlatTrellis:
