@@ -13,6 +13,11 @@
 //!
 //! Conventions follow FastJet: a particle with p_T = 0 has φ = 0, and one with E = |p_z| and
 //! p_T = 0 has y = ±(10⁵ + |p_z|).
+//!
+//! [`ee_generalised_kt`] is the same family in the form for e+e− collisions (FastJet's
+//! `ee_genkt_algorithm`): energies and angles, d_ij = min(E_i^{2p}, E_j^{2p})·(1 − cos θ_ij),
+//! which a rotation of the whole event leaves unchanged (jets from e+e− collisions point
+//! anywhere, close to the beam axis too, where p_T and rapidity say little about a jet).
 
 use super::{check_leaves, SearchError};
 use crate::model::ginkgo::FourVector;
@@ -164,6 +169,95 @@ pub fn generalised_kt(
             .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
         // Keep the merged pseudojet at the lower index (the order the pairs are scanned in).
         jets.push(Pseudojet::new(sum, p, tree));
+        let last = jets.len() - 1;
+        jets.swap(i.min(last), last);
+    }
+    debug_assert_eq!(jets[0].tree.n_leaves(), n);
+    Ok(jets.pop().expect("one pseudojet left").tree)
+}
+
+/// A pseudojet of the e+e− form: its four-momentum, `E^{2p}`, its unit direction and its tree.
+#[derive(Clone, Debug)]
+struct EePseudojet {
+    p: FourVector,
+    weight: f64,
+    n: [f64; 3],
+    tree: Tree,
+}
+
+impl EePseudojet {
+    fn new(p: FourVector, exponent: f64, tree: Tree) -> Self {
+        let norm = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
+        // A particle with no three-momentum points along +z, as in FastJet's ee algorithms.
+        let n = if norm > 0.0 {
+            [p[1] / norm, p[2] / norm, p[3] / norm]
+        } else {
+            [0.0, 0.0, 1.0]
+        };
+        Self {
+            weight: p[0].max(0.0).powf(2.0 * exponent),
+            p,
+            n,
+            tree,
+        }
+    }
+}
+
+/// The tree of the e+e− generalised kt algorithm with exponent `algorithm.p()` over `leaves`
+/// (FastJet's `ee_genkt_algorithm`, exclusive to one jet): the pair with the smallest
+/// `d_ij = min(E_i^{2p}, E_j^{2p}) (1 − cos θ_ij)` is merged by the E-scheme until one
+/// pseudojet is left. p = 1 orders pairs as the Durham algorithm (`ee_kt_algorithm`, whose
+/// `2 min(E_i², E_j²)(1 − cos θ_ij)` is twice this), p = 0 by angle alone (Cambridge/Aachen),
+/// p = −1 as anti-kt. Energies and angles, not p_T and (y, φ): the form for jets from e+e−
+/// collisions, which have no beam to measure transverse momenta from and point anywhere,
+/// close to the beam axis too. A radius would only rescale every distance, so there is none.
+/// `1 − cos θ` is computed as `|n_i − n_j|² / 2` of the unit directions (no cancellation at
+/// small angles); ties go to the first pair in index order, and pairs whose d is +∞ or NaN
+/// (p < 0 and two particles with E = 0) are ordered by `1 − cos θ`.
+pub fn ee_generalised_kt(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+) -> Result<Tree, SearchError> {
+    let n = check_leaves(leaves.len())?;
+    let p = algorithm.p();
+    if !p.is_finite() {
+        return Err(SearchError::Invalid(format!(
+            "the kt exponent p is {p}; give a finite p (1 kt, 0 Cambridge/Aachen, -1 anti-kt)"
+        )));
+    }
+    if let Some(i) = leaves.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
+        return Err(SearchError::Invalid(format!(
+            "leaf {i} has a non-finite momentum component; every E, px, py, pz must be finite"
+        )));
+    }
+    let mut jets: Vec<EePseudojet> = leaves
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| EePseudojet::new(v, p, Tree::leaf(i)))
+        .collect();
+    while jets.len() > 1 {
+        // (d, 1 − cos θ, i, j) of the closest pair; strict comparisons keep the first.
+        let mut best = (f64::INFINITY, f64::INFINITY, 0, 1);
+        for i in 0..jets.len() {
+            for j in i + 1..jets.len() {
+                let (a, b) = (&jets[i].n, &jets[j].n);
+                let dn = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+                let angle = 0.5 * (dn[0] * dn[0] + dn[1] * dn[1] + dn[2] * dn[2]);
+                let w = jets[i].weight.min(jets[j].weight);
+                let d = if angle == 0.0 { 0.0 } else { w * angle };
+                let d = if d.is_nan() { f64::INFINITY } else { d };
+                if d < best.0 || (d == best.0 && angle < best.1) {
+                    best = (d, angle, i, j);
+                }
+            }
+        }
+        let (_, _, i, j) = best;
+        let b = jets.swap_remove(j);
+        let a = jets.swap_remove(i);
+        let sum = std::array::from_fn(|k| a.p[k] + b.p[k]);
+        let tree = Tree::join(a.tree, b.tree)
+            .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
+        jets.push(EePseudojet::new(sum, p, tree));
         let last = jets.len() - 1;
         jets.swap(i.min(last), last);
     }
@@ -335,6 +429,147 @@ mod tests {
         }
         // The jet algorithms are not the MAP builders: most of their trees score below it.
         assert!(below > 45, "{below} of 90 trees below the MAP");
+    }
+
+    /// `v` rotated by the rotation of axis `u` (a unit vector) and angle `a` (Rodrigues).
+    fn rotate(v: FourVector, u: [f64; 3], a: f64) -> FourVector {
+        let p = [v[1], v[2], v[3]];
+        let (c, s) = (a.cos(), a.sin());
+        let dot = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
+        let cross = [
+            u[1] * p[2] - u[2] * p[1],
+            u[2] * p[0] - u[0] * p[2],
+            u[0] * p[1] - u[1] * p[0],
+        ];
+        let r: [f64; 3] = std::array::from_fn(|k| p[k] * c + cross[k] * s + u[k] * dot * (1.0 - c));
+        [v[0], r[0], r[1], r[2]]
+    }
+
+    /// A massless particle of energy `e` along (θ, φ).
+    fn towards(e: f64, theta: f64, phi: f64) -> FourVector {
+        let s = theta.sin();
+        [e, e * s * phi.cos(), e * s * phi.sin(), e * theta.cos()]
+    }
+
+    #[test]
+    fn ee_kt_matches_a_direct_reference_and_ignores_rotations() {
+        use rand::rngs::StdRng;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut differs_from_pp = 0;
+        for case in 0..60 {
+            let n = 2 + case % 11;
+            // Wide jets around a random axis, some near the beam: massless and massive leaves.
+            let theta0 = std::f64::consts::PI * rng.random::<f64>();
+            let leaves: Vec<FourVector> = (0..n)
+                .map(|_| {
+                    let mut v = towards(
+                        0.5 + 40.0 * rng.random::<f64>(),
+                        theta0 + 1.2 * (rng.random::<f64>() - 0.5),
+                        std::f64::consts::TAU * rng.random::<f64>(),
+                    );
+                    v[0] *= 1.0 + 0.01 * rng.random::<f64>();
+                    v
+                })
+                .collect();
+            for alg in [
+                KtAlgorithm::Kt,
+                KtAlgorithm::CambridgeAachen,
+                KtAlgorithm::AntiKt,
+            ] {
+                let t = ee_generalised_kt(&leaves, alg).unwrap();
+                // Reference: the textbook distance with 1 − cos θ from the dot product.
+                let mut cl: Vec<(u64, FourVector)> = leaves
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (1u64 << i, v))
+                    .collect();
+                let mut want = Vec::new();
+                while cl.len() > 1 {
+                    let mut best = (f64::INFINITY, 0, 0);
+                    for i in 0..cl.len() {
+                        for j in i + 1..cl.len() {
+                            let (a, b) = (cl[i].1, cl[j].1);
+                            let norm =
+                                |v: FourVector| (v[1] * v[1] + v[2] * v[2] + v[3] * v[3]).sqrt();
+                            let cos =
+                                (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (norm(a) * norm(b));
+                            let w = a[0].powf(2.0 * alg.p()).min(b[0].powf(2.0 * alg.p()));
+                            let d = w * (1.0 - cos);
+                            if d < best.0 {
+                                best = (d, i, j);
+                            }
+                        }
+                    }
+                    let (_, i, j) = best;
+                    let (b, a) = (cl.remove(j), cl.remove(i));
+                    let s = std::array::from_fn(|k| a.1[k] + b.1[k]);
+                    want.push(a.0 | b.0);
+                    cl.push((a.0 | b.0, s));
+                }
+                want.sort_unstable();
+                assert_eq!(cluster_sets(&t), want, "case {case} {alg:?}");
+                // The same tree after any rotation of the event; the p_T form is not rotation
+                // invariant.
+                let u = [0.6, -0.48, 0.64];
+                let rotated: Vec<FourVector> = leaves.iter().map(|&v| rotate(v, u, 1.1)).collect();
+                let tr = ee_generalised_kt(&rotated, alg).unwrap();
+                assert_eq!(cluster_sets(&tr), want, "case {case} {alg:?} rotated");
+                let pp = generalised_kt(&rotated, alg, 1.0).unwrap();
+                differs_from_pp += usize::from(cluster_sets(&pp) != want);
+            }
+        }
+        assert!(
+            differs_from_pp > 20,
+            "{differs_from_pp} of 180 trees differ from the p_T form"
+        );
+    }
+
+    #[test]
+    fn ee_kt_orders_by_energy_and_angle() {
+        // A hard particle H along x, two soft ones S1, S2 0.4 and 0.6 rad from it in one plane.
+        let leaves = [
+            towards(100.0, std::f64::consts::FRAC_PI_2, 0.0),
+            towards(1.0, std::f64::consts::FRAC_PI_2, 0.40),
+            towards(1.0, std::f64::consts::FRAC_PI_2, 0.60),
+        ];
+        // kt: min(E²)·(1 − cos) is smallest for the soft pair (0.2 rad apart).
+        let kt = ee_generalised_kt(&leaves, KtAlgorithm::Kt).unwrap();
+        assert!(cluster_sets(&kt).contains(&bits(&[1, 2])));
+        // Cambridge/Aachen: the smallest angle, again the soft pair.
+        let ca = ee_generalised_kt(&leaves, KtAlgorithm::CambridgeAachen).unwrap();
+        assert!(cluster_sets(&ca).contains(&bits(&[1, 2])));
+        // anti-kt: 1/E² of the hard particle makes H + S1 the closest pair.
+        let akt = ee_generalised_kt(&leaves, KtAlgorithm::AntiKt).unwrap();
+        assert!(cluster_sets(&akt).contains(&bits(&[0, 1])));
+        // A jet along the beam axis clusters as the same jet turned sideways.
+        let along: Vec<FourVector> = leaves
+            .iter()
+            .map(|&v| rotate(v, [0.0, 1.0, 0.0], -std::f64::consts::FRAC_PI_2))
+            .collect();
+        assert!(along[0][3] > 99.9);
+        for alg in [
+            KtAlgorithm::Kt,
+            KtAlgorithm::CambridgeAachen,
+            KtAlgorithm::AntiKt,
+        ] {
+            assert_eq!(
+                cluster_sets(&ee_generalised_kt(&along, alg).unwrap()),
+                cluster_sets(&ee_generalised_kt(&leaves, alg).unwrap())
+            );
+        }
+        // A particle at rest and two identical ones: no NaN, a full tree.
+        let odd = [[0.0; 4], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]];
+        let t = ee_generalised_kt(&odd, KtAlgorithm::AntiKt).unwrap();
+        assert_eq!(t.leaves(), Subset::full(3));
+        assert!(cluster_sets(&t).contains(&bits(&[1, 2])));
+        let e = ee_generalised_kt(&[], KtAlgorithm::Kt).unwrap_err();
+        assert!(matches!(e, SearchError::Empty));
+        let bad = [[1.0, 0.0, 0.0, 1.0], [f64::NAN, 0.0, 0.0, 0.0]];
+        let e = ee_generalised_kt(&bad, KtAlgorithm::Kt)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leaf 1") && !e.contains('\n'), "{e}");
     }
 
     #[test]
