@@ -16,15 +16,30 @@ use std::path::Path;
 /// points left out.
 const SCAN_FLOOR: f64 = 20.0;
 
-/// The methods compared with the truth, in chart order.
-const COMPARED: [PMethod; 6] = [
-    PMethod::Trellis,
-    PMethod::Beam,
-    PMethod::Greedy,
-    PMethod::Kt,
-    PMethod::CambridgeAachen,
-    PMethod::AntiKt,
-];
+/// Every method but `skip`, in chart order.
+fn methods_but(skip: PMethod) -> impl Iterator<Item = PMethod> {
+    PMethod::ALL.into_iter().filter(move |m| *m != skip)
+}
+
+/// Saves a line chart against N with error bars, x ticks at the sizes `ns`.
+fn save_by_n(
+    out: &Path,
+    stem: &str,
+    chart: LineChart,
+    errors: Vec<Vec<f64>>,
+    ns: &[f64],
+) -> Result<()> {
+    let options = LineOptions {
+        x_ticks: Some(ns.to_vec()),
+    };
+    save_chart(
+        &out.join(stem),
+        1100,
+        750,
+        &chart.with(options).error_bars(errors),
+    )?;
+    Ok(())
+}
 
 fn series(name: String, points: Vec<(f64, f64)>, dashed: bool, markers: bool) -> LineSeries {
     LineSeries {
@@ -89,7 +104,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     if !with_truth.is_empty() {
         let (mut lines, mut errors) = (Vec::new(), Vec::new());
         for s in &with_truth {
-            for m in COMPARED {
+            for m in methods_but(PMethod::Truth) {
                 let (pts, se) = by_n(&n, &recovered, |i| &set[i] == s && method[i] == m.name());
                 lines.push(series(label(s, m, with_truth.len() > 1), pts, false, true));
                 errors.push(se);
@@ -120,15 +135,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             log_y: false,
             integer_x: true,
         };
-        let options = LineOptions {
-            x_ticks: Some(ns.clone()),
-        };
-        save_chart(
-            &out.join("truth_recovery"),
-            1100,
-            750,
-            &chart.with(options).error_bars(errors),
-        )?;
+        save_by_n(out, "truth_recovery", chart, errors, &ns)?;
     }
 
     // 2. The truth tree's posterior rank.
@@ -264,7 +271,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     // 4. The gap to the MAP against N.
     let (mut lines, mut errors) = (Vec::new(), Vec::new());
     for (k, s) in sets.iter().enumerate() {
-        for m in PMethod::ALL.into_iter().filter(|m| *m != PMethod::Trellis) {
+        for m in methods_but(PMethod::Trellis) {
             let (pts, se) = by_n(&n, &gap, |i| &set[i] == s && method[i] == m.name());
             if pts.is_empty() {
                 continue;
@@ -281,14 +288,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         log_y: false,
         integer_x: true,
     };
-    let options = LineOptions { x_ticks: Some(ns) };
-    save_chart(
-        &out.join("gap_to_map"),
-        1100,
-        750,
-        &chart.with(options).error_bars(errors),
-    )?;
-    Ok(())
+    save_by_n(out, "gap_to_map", chart, errors, &ns)
 }
 
 /// The caption and alternative text of figure `<stem>.png`.

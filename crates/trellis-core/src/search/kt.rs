@@ -52,27 +52,14 @@ impl KtAlgorithm {
     }
 }
 
-/// A pseudojet: its four-momentum, its kinematics and the tree of leaves it holds.
+/// A pseudojet: its four-momentum, its weight (p_T^{2p} or E^{2p}), the kinematics `K` its
+/// distances need, and the tree of leaves it holds.
 #[derive(Clone, Debug)]
-struct Pseudojet {
+struct Pseudojet<K> {
     p: FourVector,
     weight: f64,
-    y: f64,
-    phi: f64,
+    kin: K,
     tree: Tree,
-}
-
-impl Pseudojet {
-    fn new(p: FourVector, exponent: f64, tree: Tree) -> Self {
-        let (pt2, y, phi) = kinematics(&p);
-        Self {
-            p,
-            weight: pt2.powf(exponent),
-            y,
-            phi,
-            tree,
-        }
-    }
 }
 
 /// (p_T², y, φ) of a four-momentum [E, p_x, p_y, p_z].
@@ -103,33 +90,22 @@ pub fn kinematics(p: &FourVector) -> (f64, f64, f64) {
     (pt2, y, phi)
 }
 
-/// ΔR² = Δy² + Δφ² with Δφ wrapped into [0, π].
-fn delta_r2(a: &Pseudojet, b: &Pseudojet) -> f64 {
-    let mut dphi = (a.phi - b.phi).abs();
+/// ΔR² = Δy² + Δφ² of two (y, φ), with Δφ wrapped into [0, π].
+fn delta_r2(a: &(f64, f64), b: &(f64, f64)) -> f64 {
+    let mut dphi = (a.1 - b.1).abs();
     if dphi > std::f64::consts::PI {
         dphi = std::f64::consts::TAU - dphi;
     }
-    let dy = a.y - b.y;
+    let dy = a.0 - b.0;
     dy * dy + dphi * dphi
 }
 
-/// The tree of generalised kt with exponent `algorithm.p()` and radius `r` over `leaves`
-/// (four-momenta [E, p_x, p_y, p_z]; leaf i of the tree is `leaves[i]`).
-pub fn generalised_kt(
-    leaves: &[FourVector],
-    algorithm: KtAlgorithm,
-    r: f64,
-) -> Result<Tree, SearchError> {
+/// The checks both forms make; the number of leaves.
+fn checked(leaves: &[FourVector], p: f64) -> Result<usize, SearchError> {
     let n = check_leaves(leaves.len())?;
-    let p = algorithm.p();
     if !p.is_finite() {
         return Err(SearchError::Invalid(format!(
             "the kt exponent p is {p}; give a finite p (1 kt, 0 Cambridge/Aachen, -1 anti-kt)"
-        )));
-    }
-    if !(r > 0.0 && r.is_finite()) {
-        return Err(SearchError::Invalid(format!(
-            "the jet radius R is {r}; give a finite R > 0 (e.g. 1)"
         )));
     }
     if let Some(i) = leaves.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
@@ -137,22 +113,40 @@ pub fn generalised_kt(
             "leaf {i} has a non-finite momentum component; every E, px, py, pz must be finite"
         )));
     }
-    let r2 = r * r;
-    let mut jets: Vec<Pseudojet> = leaves
+    Ok(n)
+}
+
+/// Sequential recombination of `leaves` into one pseudojet: `make(p)` gives a pseudojet's weight
+/// and kinematics, `pair(a, b)` the distance of two and a second key for ties; the pair with the
+/// smallest (distance, key) merges (further ties: the first pair in index order), four-momenta
+/// added (the E-scheme), the merged pseudojet taking the lower index.
+fn recombine<K>(
+    leaves: &[FourVector],
+    make: impl Fn(&FourVector) -> (f64, K),
+    pair: impl Fn(&Pseudojet<K>, &Pseudojet<K>) -> (f64, f64),
+) -> Result<Tree, SearchError> {
+    let new = |p: FourVector, tree: Tree| {
+        let (weight, kin) = make(&p);
+        Pseudojet {
+            p,
+            weight,
+            kin,
+            tree,
+        }
+    };
+    let mut jets: Vec<Pseudojet<K>> = leaves
         .iter()
         .enumerate()
-        .map(|(i, &v)| Pseudojet::new(v, p, Tree::leaf(i)))
+        .map(|(i, &v)| new(v, Tree::leaf(i)))
         .collect();
     while jets.len() > 1 {
-        // (d, ΔR², i, j) of the closest pair; strict comparisons keep the first in index order.
+        // (d, key, i, j) of the closest pair; strict comparisons keep the first in index order.
         let mut best = (f64::INFINITY, f64::INFINITY, 0, 1);
         for i in 0..jets.len() {
             for j in i + 1..jets.len() {
-                let dr2 = delta_r2(&jets[i], &jets[j]);
-                let w = jets[i].weight.min(jets[j].weight);
-                let d = if dr2 == 0.0 { 0.0 } else { w * dr2 / r2 };
-                if d < best.0 || (d == best.0 && dr2 < best.1) {
-                    best = (d, dr2, i, j);
+                let (d, key) = pair(&jets[i], &jets[j]);
+                if d < best.0 || (d == best.0 && key < best.1) {
+                    best = (d, key, i, j);
                 }
             }
         }
@@ -168,38 +162,53 @@ pub fn generalised_kt(
         let tree = Tree::join(a.tree, b.tree)
             .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
         // Keep the merged pseudojet at the lower index (the order the pairs are scanned in).
-        jets.push(Pseudojet::new(sum, p, tree));
+        jets.push(new(sum, tree));
         let last = jets.len() - 1;
         jets.swap(i.min(last), last);
     }
-    debug_assert_eq!(jets[0].tree.n_leaves(), n);
     Ok(jets.pop().expect("one pseudojet left").tree)
 }
 
-/// A pseudojet of the e+e− form: its four-momentum, `E^{2p}`, its unit direction and its tree.
-#[derive(Clone, Debug)]
-struct EePseudojet {
-    p: FourVector,
-    weight: f64,
-    n: [f64; 3],
-    tree: Tree,
+/// The tree of generalised kt with exponent `algorithm.p()` and radius `r` over `leaves`
+/// (four-momenta [E, p_x, p_y, p_z]; leaf i of the tree is `leaves[i]`).
+pub fn generalised_kt(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+    r: f64,
+) -> Result<Tree, SearchError> {
+    let p = algorithm.p();
+    let n = checked(leaves, p)?;
+    if !(r > 0.0 && r.is_finite()) {
+        return Err(SearchError::Invalid(format!(
+            "the jet radius R is {r}; give a finite R > 0 (e.g. 1)"
+        )));
+    }
+    let r2 = r * r;
+    let tree = recombine(
+        leaves,
+        |v| {
+            let (pt2, y, phi) = kinematics(v);
+            (pt2.powf(p), (y, phi))
+        },
+        |a, b| {
+            let dr2 = delta_r2(&a.kin, &b.kin);
+            let w = a.weight.min(b.weight);
+            let d = if dr2 == 0.0 { 0.0 } else { w * dr2 / r2 };
+            (d, dr2)
+        },
+    )?;
+    debug_assert_eq!(tree.n_leaves(), n);
+    Ok(tree)
 }
 
-impl EePseudojet {
-    fn new(p: FourVector, exponent: f64, tree: Tree) -> Self {
-        let norm = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
-        // A particle with no three-momentum points along +z, as in FastJet's ee algorithms.
-        let n = if norm > 0.0 {
-            [p[1] / norm, p[2] / norm, p[3] / norm]
-        } else {
-            [0.0, 0.0, 1.0]
-        };
-        Self {
-            weight: p[0].max(0.0).powf(2.0 * exponent),
-            p,
-            n,
-            tree,
-        }
+/// The unit direction of a four-momentum's three-momentum (+z for none, as FastJet's e+e−
+/// algorithms take it).
+fn direction(p: &FourVector) -> [f64; 3] {
+    let norm = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
+    if norm > 0.0 {
+        [p[1] / norm, p[2] / norm, p[3] / norm]
+    } else {
+        [0.0, 0.0, 1.0]
     }
 }
 
@@ -218,51 +227,25 @@ pub fn ee_generalised_kt(
     leaves: &[FourVector],
     algorithm: KtAlgorithm,
 ) -> Result<Tree, SearchError> {
-    let n = check_leaves(leaves.len())?;
     let p = algorithm.p();
-    if !p.is_finite() {
-        return Err(SearchError::Invalid(format!(
-            "the kt exponent p is {p}; give a finite p (1 kt, 0 Cambridge/Aachen, -1 anti-kt)"
-        )));
-    }
-    if let Some(i) = leaves.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
-        return Err(SearchError::Invalid(format!(
-            "leaf {i} has a non-finite momentum component; every E, px, py, pz must be finite"
-        )));
-    }
-    let mut jets: Vec<EePseudojet> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| EePseudojet::new(v, p, Tree::leaf(i)))
-        .collect();
-    while jets.len() > 1 {
-        // (d, 1 − cos θ, i, j) of the closest pair; strict comparisons keep the first.
-        let mut best = (f64::INFINITY, f64::INFINITY, 0, 1);
-        for i in 0..jets.len() {
-            for j in i + 1..jets.len() {
-                let (a, b) = (&jets[i].n, &jets[j].n);
-                let dn = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-                let angle = 0.5 * (dn[0] * dn[0] + dn[1] * dn[1] + dn[2] * dn[2]);
-                let w = jets[i].weight.min(jets[j].weight);
-                let d = if angle == 0.0 { 0.0 } else { w * angle };
-                let d = if d.is_nan() { f64::INFINITY } else { d };
-                if d < best.0 || (d == best.0 && angle < best.1) {
-                    best = (d, angle, i, j);
-                }
-            }
-        }
-        let (_, _, i, j) = best;
-        let b = jets.swap_remove(j);
-        let a = jets.swap_remove(i);
-        let sum = std::array::from_fn(|k| a.p[k] + b.p[k]);
-        let tree = Tree::join(a.tree, b.tree)
-            .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
-        jets.push(EePseudojet::new(sum, p, tree));
-        let last = jets.len() - 1;
-        jets.swap(i.min(last), last);
-    }
-    debug_assert_eq!(jets[0].tree.n_leaves(), n);
-    Ok(jets.pop().expect("one pseudojet left").tree)
+    let n = checked(leaves, p)?;
+    let tree = recombine(
+        leaves,
+        |v| (v[0].max(0.0).powf(2.0 * p), direction(v)),
+        |a, b| {
+            let (x, y) = (&a.kin, &b.kin);
+            let dn = [x[0] - y[0], x[1] - y[1], x[2] - y[2]];
+            let angle = 0.5 * (dn[0] * dn[0] + dn[1] * dn[1] + dn[2] * dn[2]);
+            let d = if angle == 0.0 {
+                0.0
+            } else {
+                a.weight.min(b.weight) * angle
+            };
+            (if d.is_nan() { f64::INFINITY } else { d }, angle)
+        },
+    )?;
+    debug_assert_eq!(tree.n_leaves(), n);
+    Ok(tree)
 }
 
 #[cfg(test)]
