@@ -324,6 +324,38 @@ mod tests {
         assert_eq!(cluster_sets(&wide), cluster_sets(&akt));
     }
 
+    /// The clusters (bit masks, sorted) of the tree that merges, again and again, the pair of
+    /// pseudojets with the smallest `d` (four-momenta added): a direct reference.
+    fn reference_clusters(
+        leaves: &[FourVector],
+        d: impl Fn(&FourVector, &FourVector) -> f64,
+    ) -> Vec<u64> {
+        let mut cl: Vec<(u64, FourVector)> = leaves
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (1u64 << i, v))
+            .collect();
+        let mut want = Vec::new();
+        while cl.len() > 1 {
+            let mut best = (f64::INFINITY, 0, 0);
+            for i in 0..cl.len() {
+                for j in i + 1..cl.len() {
+                    let dij = d(&cl[i].1, &cl[j].1);
+                    if dij < best.0 {
+                        best = (dij, i, j);
+                    }
+                }
+            }
+            let (_, i, j) = best;
+            let (b, a) = (cl.remove(j), cl.remove(i));
+            let s = std::array::from_fn(|k| a.1[k] + b.1[k]);
+            want.push(a.0 | b.0);
+            cl.push((a.0 | b.0, s));
+        }
+        want.sort_unstable();
+        want
+    }
+
     #[test]
     fn matches_a_direct_pairwise_reference_on_random_jets() {
         use rand::rngs::StdRng;
@@ -347,43 +379,17 @@ mod tests {
             ] {
                 let t = generalised_kt(&leaves, alg, 1.0).unwrap();
                 // Reference: clusters as leaf sets, distances from the textbook formulas.
-                let mut cl: Vec<(u64, FourVector)> = leaves
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| (1u64 << i, v))
-                    .collect();
-                let mut want = Vec::new();
-                while cl.len() > 1 {
-                    let feat = |v: &FourVector| {
-                        let pt2 = v[1] * v[1] + v[2] * v[2];
-                        let y = 0.5 * ((v[0] + v[3]) / (v[0] - v[3])).ln();
-                        (pt2.powf(alg.p()), y, v[2].atan2(v[1]))
-                    };
-                    let mut best = (f64::INFINITY, 0, 0);
-                    for i in 0..cl.len() {
-                        for j in i + 1..cl.len() {
-                            let (wi, yi, fi) = feat(&cl[i].1);
-                            let (wj, yj, fj) = feat(&cl[j].1);
-                            let dphi = (fi - fj).rem_euclid(std::f64::consts::TAU);
-                            let dphi = dphi.min(std::f64::consts::TAU - dphi);
-                            let d = wi.min(wj) * ((yi - yj).powi(2) + dphi * dphi);
-                            if d < best.0 {
-                                best = (d, i, j);
-                            }
-                        }
-                    }
-                    let (_, i, j) = best;
-                    let (b, a) = (cl.remove(j), cl.remove(i));
-                    let s = [
-                        a.1[0] + b.1[0],
-                        a.1[1] + b.1[1],
-                        a.1[2] + b.1[2],
-                        a.1[3] + b.1[3],
-                    ];
-                    want.push(a.0 | b.0);
-                    cl.push((a.0 | b.0, s));
-                }
-                want.sort_unstable();
+                let feat = |v: &FourVector| {
+                    let pt2 = v[1] * v[1] + v[2] * v[2];
+                    let y = 0.5 * ((v[0] + v[3]) / (v[0] - v[3])).ln();
+                    (pt2.powf(alg.p()), y, v[2].atan2(v[1]))
+                };
+                let want = reference_clusters(&leaves, |a, b| {
+                    let ((wi, yi, fi), (wj, yj, fj)) = (feat(a), feat(b));
+                    let dphi = (fi - fj).rem_euclid(std::f64::consts::TAU);
+                    let dphi = dphi.min(std::f64::consts::TAU - dphi);
+                    wi.min(wj) * ((yi - yj).powi(2) + dphi * dphi)
+                });
                 assert_eq!(cluster_sets(&t), want, "case {case} {alg:?}");
             }
         }
@@ -462,35 +468,12 @@ mod tests {
             ] {
                 let t = ee_generalised_kt(&leaves, alg).unwrap();
                 // Reference: the textbook distance with 1 − cos θ from the dot product.
-                let mut cl: Vec<(u64, FourVector)> = leaves
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| (1u64 << i, v))
-                    .collect();
-                let mut want = Vec::new();
-                while cl.len() > 1 {
-                    let mut best = (f64::INFINITY, 0, 0);
-                    for i in 0..cl.len() {
-                        for j in i + 1..cl.len() {
-                            let (a, b) = (cl[i].1, cl[j].1);
-                            let norm =
-                                |v: FourVector| (v[1] * v[1] + v[2] * v[2] + v[3] * v[3]).sqrt();
-                            let cos =
-                                (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (norm(a) * norm(b));
-                            let w = a[0].powf(2.0 * alg.p()).min(b[0].powf(2.0 * alg.p()));
-                            let d = w * (1.0 - cos);
-                            if d < best.0 {
-                                best = (d, i, j);
-                            }
-                        }
-                    }
-                    let (_, i, j) = best;
-                    let (b, a) = (cl.remove(j), cl.remove(i));
-                    let s = std::array::from_fn(|k| a.1[k] + b.1[k]);
-                    want.push(a.0 | b.0);
-                    cl.push((a.0 | b.0, s));
-                }
-                want.sort_unstable();
+                let norm = |v: &FourVector| (v[1] * v[1] + v[2] * v[2] + v[3] * v[3]).sqrt();
+                let want = reference_clusters(&leaves, |a, b| {
+                    let cos = (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (norm(a) * norm(b));
+                    let w = a[0].powf(2.0 * alg.p()).min(b[0].powf(2.0 * alg.p()));
+                    w * (1.0 - cos)
+                });
                 assert_eq!(cluster_sets(&t), want, "case {case} {alg:?}");
                 // The same tree after any rotation of the event; the p_T form is not rotation
                 // invariant.
