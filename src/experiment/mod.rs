@@ -85,6 +85,7 @@ registry! {
     pydt => Pydt,
     board => Board,
     astar => Astar,
+    pythia_jets => PythiaJets,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

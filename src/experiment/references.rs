@@ -82,6 +82,14 @@ pub const CONFIGS: &[(&str, &str)] = &[
         "pydt_synthetic_smoke",
         include_str!("../../configs/pydt_synthetic_smoke.toml"),
     ),
+    (
+        "pythia_jets",
+        include_str!("../../configs/pythia_jets.toml"),
+    ),
+    (
+        "pythia_jets_smoke",
+        include_str!("../../configs/pythia_jets_smoke.toml"),
+    ),
     ("scaling", include_str!("../../configs/scaling.toml")),
     (
         "scaling_smoke",

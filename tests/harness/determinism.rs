@@ -52,6 +52,7 @@ fn fast_configs_give_the_same_tables_and_figures_with_1_and_2_threads() {
         "pydt_density_smoke",
         "board_smoke",
         "astar_smoke",
+        "pythia_jets_smoke",
     ] {
         let runs: Vec<PathBuf> = [1, 2]
             .iter()

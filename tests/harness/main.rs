@@ -11,6 +11,7 @@ mod faults;
 mod fuzz;
 mod merge_scores;
 mod own_data;
+mod pythia_jets;
 mod report;
 mod shards;
 mod shipped_text;

@@ -9,7 +9,7 @@ use super::axis::{padded_range, TickAxis};
 use super::color::qualitative_color;
 use super::frame::{blank, draw_axis_chart_ticks, max_y_ticks, to_pixels, FrameTexts, TickChart};
 use super::legend::{sample_segment, Legend, Swatch};
-use super::shapes::{draw_marker, polyline_dash, Dash, Marker, DASHES, MARKERS};
+use super::shapes::{draw_marker, line, polyline_dash, Dash, Marker, DASHES, MARKERS};
 use super::Chart;
 
 /// One series of a [`LineChart`].
@@ -56,16 +56,28 @@ pub struct LineOptions {
     pub x_ticks: Option<Vec<f64>>,
 }
 
-/// A [`LineChart`] drawn with [`LineOptions`] (see [`LineChart::with`]).
+/// A [`LineChart`] drawn with [`LineOptions`] (see [`LineChart::with`]), and optionally with
+/// error bars ([`LineChartWith::error_bars`]).
 #[derive(Debug, Clone)]
 pub struct LineChartWith<'c> {
     chart: &'c LineChart,
     options: LineOptions,
+    errors: Vec<Vec<f64>>,
 }
 
 impl Chart for LineChartWith<'_> {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
-        self.chart.draw_with(area, &self.options)
+        self.chart.draw_with(area, &self.options, &self.errors)
+    }
+}
+
+impl LineChartWith<'_> {
+    /// Vertical error bars: `errors[s][k]` is the half-length of the bar at point `k` of series
+    /// `s` (y ± it, in data units, drawn in the series' colour with short caps; a missing,
+    /// non-finite or zero value draws none). The y axis covers the bars.
+    pub fn error_bars(mut self, errors: Vec<Vec<f64>>) -> Self {
+        self.errors = errors;
+        self
     }
 }
 
@@ -75,6 +87,7 @@ impl LineChart {
         LineChartWith {
             chart: self,
             options,
+            errors: Vec::new(),
         }
     }
 
@@ -111,7 +124,7 @@ impl LineChart {
 
 impl Chart for LineChart {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
-        self.draw_with(area, &LineOptions::default())
+        self.draw_with(area, &LineOptions::default(), &[])
     }
 }
 
@@ -141,14 +154,57 @@ impl LineChart {
             .collect()
     }
 
+    /// The error bars of `errors` (see [`LineChartWith::error_bars`]) in axis units: per series,
+    /// `(x, y_low, y_high)` of each drawable bar.
+    fn bars(&self, errors: &[Vec<f64>]) -> Vec<Vec<(f64, f64, f64)>> {
+        let axis = |y: f64| {
+            if !self.log_y {
+                y
+            } else if y > 0.0 {
+                y.log10()
+            } else {
+                f64::NAN
+            }
+        };
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.points
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, &(x, y))| {
+                        let e = errors.get(i)?.get(k).copied()?;
+                        let (lo, hi) = (axis(y - e), axis(y + e));
+                        (e.is_finite() && e > 0.0 && x.is_finite())
+                            .then_some((x, lo, hi))
+                            .filter(|_| lo.is_finite() && hi.is_finite())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     fn draw_with<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
         options: &LineOptions,
+        errors: &[Vec<f64>],
     ) -> Result<()> {
         blank(area)?;
         let runs = self.runs();
-        let all = || runs.iter().flatten().flatten();
+        let bars = self.bars(errors);
+        let bar_ends = bars
+            .iter()
+            .flatten()
+            .flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
+        let all = || {
+            runs.iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .chain(bar_ends.clone())
+        };
 
         let y_axis = if self.log_y {
             let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
@@ -211,6 +267,16 @@ impl LineChart {
             &legend,
             obstacles,
             |_, px| {
+                for (bars, &(color, _, _)) in bars.iter().zip(&styles) {
+                    for &(x, lo, hi) in bars {
+                        let (a, b) = (px(x, lo), px(x, hi));
+                        let style = color.stroke_width(1);
+                        line(area, a, b, style)?;
+                        for end in [a, b] {
+                            line(area, (end.0 - 4.0, end.1), (end.0 + 4.0, end.1), style)?;
+                        }
+                    }
+                }
                 for (runs, &(color, dash, marker)) in runs.iter().zip(&styles) {
                     for run in runs {
                         let pts: Vec<(f64, f64)> = run.iter().map(|&(x, y)| px(x, y)).collect();
@@ -326,6 +392,46 @@ mod tests {
         let (png, svg) = save_chart(&dir.join("ticks"), 900, 600, &chart.with(options)).unwrap();
         let svg = check_outputs(&dir, &png, &svg);
         assert_eq!(tick_labels(&svg), vec![8, 10, 12]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn error_bars_draw_a_bar_and_two_caps_each_and_widen_the_axis() {
+        let dir = temp_dir("lines-errors");
+        let chart = LineChart {
+            series: vec![LineSeries {
+                name: "measured".into(),
+                points: vec![(1.0, 1.0), (2.0, 2.0), (3.0, 1.5)],
+                dashed: false,
+                markers: false,
+            }],
+            ..Default::default()
+        };
+        let lines = |svg: &str| svg.matches("<polyline").count();
+        let (_, plain) = save_chart(
+            &dir.join("plain"),
+            600,
+            400,
+            &chart.with(LineOptions::default()),
+        )
+        .unwrap();
+        let plain = std::fs::read_to_string(plain).unwrap();
+        // One bar of half-length 5 at x = 1 (the axis must reach 6 and −4); 0, NaN and a
+        // missing value draw nothing.
+        let bars = vec![vec![5.0, 0.0, f64::NAN]];
+        let (png, svg) = save_chart(
+            &dir.join("bars"),
+            600,
+            400,
+            &chart.with(LineOptions::default()).error_bars(bars),
+        )
+        .unwrap();
+        let svg = check_outputs(&dir, &png, &svg);
+        assert_eq!(lines(&svg), lines(&plain) + 3);
+        assert!(
+            svg.contains(">\n6\n<") && svg.contains(">\n\u{2212}4\n<"),
+            "the y axis does not cover the bar"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

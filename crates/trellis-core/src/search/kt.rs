@@ -13,6 +13,11 @@
 //!
 //! Conventions follow FastJet: a particle with p_T = 0 has φ = 0, and one with E = |p_z| and
 //! p_T = 0 has y = ±(10⁵ + |p_z|).
+//!
+//! [`ee_generalised_kt`] is the same family in the form for e+e− collisions (FastJet's
+//! `ee_genkt_algorithm`): energies and angles, d_ij = min(E_i^{2p}, E_j^{2p})·(1 − cos θ_ij),
+//! which a rotation of the whole event leaves unchanged (jets from e+e− collisions point
+//! anywhere, close to the beam axis too, where p_T and rapidity say little about a jet).
 
 use super::{check_leaves, SearchError};
 use crate::model::ginkgo::FourVector;
@@ -47,27 +52,14 @@ impl KtAlgorithm {
     }
 }
 
-/// A pseudojet: its four-momentum, its kinematics and the tree of leaves it holds.
+/// A pseudojet: its four-momentum, its weight (p_T^{2p} or E^{2p}), the kinematics `K` its
+/// distances need, and the tree of leaves it holds.
 #[derive(Clone, Debug)]
-struct Pseudojet {
+struct Pseudojet<K> {
     p: FourVector,
     weight: f64,
-    y: f64,
-    phi: f64,
+    kin: K,
     tree: Tree,
-}
-
-impl Pseudojet {
-    fn new(p: FourVector, exponent: f64, tree: Tree) -> Self {
-        let (pt2, y, phi) = kinematics(&p);
-        Self {
-            p,
-            weight: pt2.powf(exponent),
-            y,
-            phi,
-            tree,
-        }
-    }
 }
 
 /// (p_T², y, φ) of a four-momentum [E, p_x, p_y, p_z].
@@ -98,33 +90,22 @@ pub fn kinematics(p: &FourVector) -> (f64, f64, f64) {
     (pt2, y, phi)
 }
 
-/// ΔR² = Δy² + Δφ² with Δφ wrapped into [0, π].
-fn delta_r2(a: &Pseudojet, b: &Pseudojet) -> f64 {
-    let mut dphi = (a.phi - b.phi).abs();
+/// ΔR² = Δy² + Δφ² of two (y, φ), with Δφ wrapped into [0, π].
+fn delta_r2(a: &(f64, f64), b: &(f64, f64)) -> f64 {
+    let mut dphi = (a.1 - b.1).abs();
     if dphi > std::f64::consts::PI {
         dphi = std::f64::consts::TAU - dphi;
     }
-    let dy = a.y - b.y;
+    let dy = a.0 - b.0;
     dy * dy + dphi * dphi
 }
 
-/// The tree of generalised kt with exponent `algorithm.p()` and radius `r` over `leaves`
-/// (four-momenta [E, p_x, p_y, p_z]; leaf i of the tree is `leaves[i]`).
-pub fn generalised_kt(
-    leaves: &[FourVector],
-    algorithm: KtAlgorithm,
-    r: f64,
-) -> Result<Tree, SearchError> {
+/// The checks both forms make; the number of leaves.
+fn checked(leaves: &[FourVector], p: f64) -> Result<usize, SearchError> {
     let n = check_leaves(leaves.len())?;
-    let p = algorithm.p();
     if !p.is_finite() {
         return Err(SearchError::Invalid(format!(
             "the kt exponent p is {p}; give a finite p (1 kt, 0 Cambridge/Aachen, -1 anti-kt)"
-        )));
-    }
-    if !(r > 0.0 && r.is_finite()) {
-        return Err(SearchError::Invalid(format!(
-            "the jet radius R is {r}; give a finite R > 0 (e.g. 1)"
         )));
     }
     if let Some(i) = leaves.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
@@ -132,22 +113,40 @@ pub fn generalised_kt(
             "leaf {i} has a non-finite momentum component; every E, px, py, pz must be finite"
         )));
     }
-    let r2 = r * r;
-    let mut jets: Vec<Pseudojet> = leaves
+    Ok(n)
+}
+
+/// Sequential recombination of `leaves` into one pseudojet: `make(p)` gives a pseudojet's weight
+/// and kinematics, `pair(a, b)` the distance of two and a second key for ties; the pair with the
+/// smallest (distance, key) merges (further ties: the first pair in index order), four-momenta
+/// added (the E-scheme), the merged pseudojet taking the lower index.
+fn recombine<K>(
+    leaves: &[FourVector],
+    make: impl Fn(&FourVector) -> (f64, K),
+    pair: impl Fn(&Pseudojet<K>, &Pseudojet<K>) -> (f64, f64),
+) -> Result<Tree, SearchError> {
+    let new = |p: FourVector, tree: Tree| {
+        let (weight, kin) = make(&p);
+        Pseudojet {
+            p,
+            weight,
+            kin,
+            tree,
+        }
+    };
+    let mut jets: Vec<Pseudojet<K>> = leaves
         .iter()
         .enumerate()
-        .map(|(i, &v)| Pseudojet::new(v, p, Tree::leaf(i)))
+        .map(|(i, &v)| new(v, Tree::leaf(i)))
         .collect();
     while jets.len() > 1 {
-        // (d, ΔR², i, j) of the closest pair; strict comparisons keep the first in index order.
+        // (d, key, i, j) of the closest pair; strict comparisons keep the first in index order.
         let mut best = (f64::INFINITY, f64::INFINITY, 0, 1);
         for i in 0..jets.len() {
             for j in i + 1..jets.len() {
-                let dr2 = delta_r2(&jets[i], &jets[j]);
-                let w = jets[i].weight.min(jets[j].weight);
-                let d = if dr2 == 0.0 { 0.0 } else { w * dr2 / r2 };
-                if d < best.0 || (d == best.0 && dr2 < best.1) {
-                    best = (d, dr2, i, j);
+                let (d, key) = pair(&jets[i], &jets[j]);
+                if d < best.0 || (d == best.0 && key < best.1) {
+                    best = (d, key, i, j);
                 }
             }
         }
@@ -163,12 +162,90 @@ pub fn generalised_kt(
         let tree = Tree::join(a.tree, b.tree)
             .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
         // Keep the merged pseudojet at the lower index (the order the pairs are scanned in).
-        jets.push(Pseudojet::new(sum, p, tree));
+        jets.push(new(sum, tree));
         let last = jets.len() - 1;
         jets.swap(i.min(last), last);
     }
-    debug_assert_eq!(jets[0].tree.n_leaves(), n);
     Ok(jets.pop().expect("one pseudojet left").tree)
+}
+
+/// The tree of generalised kt with exponent `algorithm.p()` and radius `r` over `leaves`
+/// (four-momenta [E, p_x, p_y, p_z]; leaf i of the tree is `leaves[i]`).
+pub fn generalised_kt(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+    r: f64,
+) -> Result<Tree, SearchError> {
+    let p = algorithm.p();
+    let n = checked(leaves, p)?;
+    if !(r > 0.0 && r.is_finite()) {
+        return Err(SearchError::Invalid(format!(
+            "the jet radius R is {r}; give a finite R > 0 (e.g. 1)"
+        )));
+    }
+    let r2 = r * r;
+    let tree = recombine(
+        leaves,
+        |v| {
+            let (pt2, y, phi) = kinematics(v);
+            (pt2.powf(p), (y, phi))
+        },
+        |a, b| {
+            let dr2 = delta_r2(&a.kin, &b.kin);
+            let w = a.weight.min(b.weight);
+            let d = if dr2 == 0.0 { 0.0 } else { w * dr2 / r2 };
+            (d, dr2)
+        },
+    )?;
+    debug_assert_eq!(tree.n_leaves(), n);
+    Ok(tree)
+}
+
+/// The unit direction of a four-momentum's three-momentum (+z for none, as FastJet's e+e−
+/// algorithms take it).
+fn direction(p: &FourVector) -> [f64; 3] {
+    let norm = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
+    if norm > 0.0 {
+        [p[1] / norm, p[2] / norm, p[3] / norm]
+    } else {
+        [0.0, 0.0, 1.0]
+    }
+}
+
+/// The tree of the e+e− generalised kt algorithm with exponent `algorithm.p()` over `leaves`
+/// (FastJet's `ee_genkt_algorithm`, exclusive to one jet): the pair with the smallest
+/// `d_ij = min(E_i^{2p}, E_j^{2p}) (1 − cos θ_ij)` is merged by the E-scheme until one
+/// pseudojet is left. p = 1 orders pairs as the Durham algorithm (`ee_kt_algorithm`, whose
+/// `2 min(E_i², E_j²)(1 − cos θ_ij)` is twice this), p = 0 by angle alone (Cambridge/Aachen),
+/// p = −1 as anti-kt. Energies and angles, not p_T and (y, φ): the form for jets from e+e−
+/// collisions, which have no beam to measure transverse momenta from and point anywhere,
+/// close to the beam axis too. A radius would only rescale every distance, so there is none.
+/// `1 − cos θ` is computed as `|n_i − n_j|² / 2` of the unit directions (no cancellation at
+/// small angles); ties go to the first pair in index order, and pairs whose d is +∞ or NaN
+/// (p < 0 and two particles with E = 0) are ordered by `1 − cos θ`.
+pub fn ee_generalised_kt(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+) -> Result<Tree, SearchError> {
+    let p = algorithm.p();
+    let n = checked(leaves, p)?;
+    let tree = recombine(
+        leaves,
+        |v| (v[0].max(0.0).powf(2.0 * p), direction(v)),
+        |a, b| {
+            let (x, y) = (&a.kin, &b.kin);
+            let dn = [x[0] - y[0], x[1] - y[1], x[2] - y[2]];
+            let angle = 0.5 * (dn[0] * dn[0] + dn[1] * dn[1] + dn[2] * dn[2]);
+            let d = if angle == 0.0 {
+                0.0
+            } else {
+                a.weight.min(b.weight) * angle
+            };
+            (if d.is_nan() { f64::INFINITY } else { d }, angle)
+        },
+    )?;
+    debug_assert_eq!(tree.n_leaves(), n);
+    Ok(tree)
 }
 
 #[cfg(test)]
@@ -247,6 +324,38 @@ mod tests {
         assert_eq!(cluster_sets(&wide), cluster_sets(&akt));
     }
 
+    /// The clusters (bit masks, sorted) of the tree that merges, again and again, the pair of
+    /// pseudojets with the smallest `d` (four-momenta added): a direct reference.
+    fn reference_clusters(
+        leaves: &[FourVector],
+        d: impl Fn(&FourVector, &FourVector) -> f64,
+    ) -> Vec<u64> {
+        let mut cl: Vec<(u64, FourVector)> = leaves
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (1u64 << i, v))
+            .collect();
+        let mut want = Vec::new();
+        while cl.len() > 1 {
+            let mut best = (f64::INFINITY, 0, 0);
+            for i in 0..cl.len() {
+                for j in i + 1..cl.len() {
+                    let dij = d(&cl[i].1, &cl[j].1);
+                    if dij < best.0 {
+                        best = (dij, i, j);
+                    }
+                }
+            }
+            let (_, i, j) = best;
+            let (b, a) = (cl.remove(j), cl.remove(i));
+            let s = std::array::from_fn(|k| a.1[k] + b.1[k]);
+            want.push(a.0 | b.0);
+            cl.push((a.0 | b.0, s));
+        }
+        want.sort_unstable();
+        want
+    }
+
     #[test]
     fn matches_a_direct_pairwise_reference_on_random_jets() {
         use rand::rngs::StdRng;
@@ -270,43 +379,17 @@ mod tests {
             ] {
                 let t = generalised_kt(&leaves, alg, 1.0).unwrap();
                 // Reference: clusters as leaf sets, distances from the textbook formulas.
-                let mut cl: Vec<(u64, FourVector)> = leaves
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| (1u64 << i, v))
-                    .collect();
-                let mut want = Vec::new();
-                while cl.len() > 1 {
-                    let feat = |v: &FourVector| {
-                        let pt2 = v[1] * v[1] + v[2] * v[2];
-                        let y = 0.5 * ((v[0] + v[3]) / (v[0] - v[3])).ln();
-                        (pt2.powf(alg.p()), y, v[2].atan2(v[1]))
-                    };
-                    let mut best = (f64::INFINITY, 0, 0);
-                    for i in 0..cl.len() {
-                        for j in i + 1..cl.len() {
-                            let (wi, yi, fi) = feat(&cl[i].1);
-                            let (wj, yj, fj) = feat(&cl[j].1);
-                            let dphi = (fi - fj).rem_euclid(std::f64::consts::TAU);
-                            let dphi = dphi.min(std::f64::consts::TAU - dphi);
-                            let d = wi.min(wj) * ((yi - yj).powi(2) + dphi * dphi);
-                            if d < best.0 {
-                                best = (d, i, j);
-                            }
-                        }
-                    }
-                    let (_, i, j) = best;
-                    let (b, a) = (cl.remove(j), cl.remove(i));
-                    let s = [
-                        a.1[0] + b.1[0],
-                        a.1[1] + b.1[1],
-                        a.1[2] + b.1[2],
-                        a.1[3] + b.1[3],
-                    ];
-                    want.push(a.0 | b.0);
-                    cl.push((a.0 | b.0, s));
-                }
-                want.sort_unstable();
+                let feat = |v: &FourVector| {
+                    let pt2 = v[1] * v[1] + v[2] * v[2];
+                    let y = 0.5 * ((v[0] + v[3]) / (v[0] - v[3])).ln();
+                    (pt2.powf(alg.p()), y, v[2].atan2(v[1]))
+                };
+                let want = reference_clusters(&leaves, |a, b| {
+                    let ((wi, yi, fi), (wj, yj, fj)) = (feat(a), feat(b));
+                    let dphi = (fi - fj).rem_euclid(std::f64::consts::TAU);
+                    let dphi = dphi.min(std::f64::consts::TAU - dphi);
+                    wi.min(wj) * ((yi - yj).powi(2) + dphi * dphi)
+                });
                 assert_eq!(cluster_sets(&t), want, "case {case} {alg:?}");
             }
         }
@@ -335,6 +418,124 @@ mod tests {
         }
         // The jet algorithms are not the MAP builders: most of their trees score below it.
         assert!(below > 45, "{below} of 90 trees below the MAP");
+    }
+
+    /// `v` rotated by the rotation of axis `u` (a unit vector) and angle `a` (Rodrigues).
+    fn rotate(v: FourVector, u: [f64; 3], a: f64) -> FourVector {
+        let p = [v[1], v[2], v[3]];
+        let (c, s) = (a.cos(), a.sin());
+        let dot = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
+        let cross = [
+            u[1] * p[2] - u[2] * p[1],
+            u[2] * p[0] - u[0] * p[2],
+            u[0] * p[1] - u[1] * p[0],
+        ];
+        let r: [f64; 3] = std::array::from_fn(|k| p[k] * c + cross[k] * s + u[k] * dot * (1.0 - c));
+        [v[0], r[0], r[1], r[2]]
+    }
+
+    /// A massless particle of energy `e` along (θ, φ).
+    fn towards(e: f64, theta: f64, phi: f64) -> FourVector {
+        let s = theta.sin();
+        [e, e * s * phi.cos(), e * s * phi.sin(), e * theta.cos()]
+    }
+
+    #[test]
+    fn ee_kt_matches_a_direct_reference_and_ignores_rotations() {
+        use rand::rngs::StdRng;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut differs_from_pp = 0;
+        for case in 0..60 {
+            let n = 2 + case % 11;
+            // Wide jets around a random axis, some near the beam: massless and massive leaves.
+            let theta0 = std::f64::consts::PI * rng.random::<f64>();
+            let leaves: Vec<FourVector> = (0..n)
+                .map(|_| {
+                    let mut v = towards(
+                        0.5 + 40.0 * rng.random::<f64>(),
+                        theta0 + 1.2 * (rng.random::<f64>() - 0.5),
+                        std::f64::consts::TAU * rng.random::<f64>(),
+                    );
+                    v[0] *= 1.0 + 0.01 * rng.random::<f64>();
+                    v
+                })
+                .collect();
+            for alg in [
+                KtAlgorithm::Kt,
+                KtAlgorithm::CambridgeAachen,
+                KtAlgorithm::AntiKt,
+            ] {
+                let t = ee_generalised_kt(&leaves, alg).unwrap();
+                // Reference: the textbook distance with 1 − cos θ from the dot product.
+                let norm = |v: &FourVector| (v[1] * v[1] + v[2] * v[2] + v[3] * v[3]).sqrt();
+                let want = reference_clusters(&leaves, |a, b| {
+                    let cos = (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (norm(a) * norm(b));
+                    let w = a[0].powf(2.0 * alg.p()).min(b[0].powf(2.0 * alg.p()));
+                    w * (1.0 - cos)
+                });
+                assert_eq!(cluster_sets(&t), want, "case {case} {alg:?}");
+                // The same tree after any rotation of the event; the p_T form is not rotation
+                // invariant.
+                let u = [0.6, -0.48, 0.64];
+                let rotated: Vec<FourVector> = leaves.iter().map(|&v| rotate(v, u, 1.1)).collect();
+                let tr = ee_generalised_kt(&rotated, alg).unwrap();
+                assert_eq!(cluster_sets(&tr), want, "case {case} {alg:?} rotated");
+                let pp = generalised_kt(&rotated, alg, 1.0).unwrap();
+                differs_from_pp += usize::from(cluster_sets(&pp) != want);
+            }
+        }
+        assert!(
+            differs_from_pp > 20,
+            "{differs_from_pp} of 180 trees differ from the p_T form"
+        );
+    }
+
+    #[test]
+    fn ee_kt_orders_by_energy_and_angle() {
+        // A hard particle H along x, two soft ones S1, S2 0.4 and 0.6 rad from it in one plane.
+        let leaves = [
+            towards(100.0, std::f64::consts::FRAC_PI_2, 0.0),
+            towards(1.0, std::f64::consts::FRAC_PI_2, 0.40),
+            towards(1.0, std::f64::consts::FRAC_PI_2, 0.60),
+        ];
+        // kt: min(E²)·(1 − cos) is smallest for the soft pair (0.2 rad apart).
+        let kt = ee_generalised_kt(&leaves, KtAlgorithm::Kt).unwrap();
+        assert!(cluster_sets(&kt).contains(&bits(&[1, 2])));
+        // Cambridge/Aachen: the smallest angle, again the soft pair.
+        let ca = ee_generalised_kt(&leaves, KtAlgorithm::CambridgeAachen).unwrap();
+        assert!(cluster_sets(&ca).contains(&bits(&[1, 2])));
+        // anti-kt: 1/E² of the hard particle makes H + S1 the closest pair.
+        let akt = ee_generalised_kt(&leaves, KtAlgorithm::AntiKt).unwrap();
+        assert!(cluster_sets(&akt).contains(&bits(&[0, 1])));
+        // A jet along the beam axis clusters as the same jet turned sideways.
+        let along: Vec<FourVector> = leaves
+            .iter()
+            .map(|&v| rotate(v, [0.0, 1.0, 0.0], -std::f64::consts::FRAC_PI_2))
+            .collect();
+        assert!(along[0][3] > 99.9);
+        for alg in [
+            KtAlgorithm::Kt,
+            KtAlgorithm::CambridgeAachen,
+            KtAlgorithm::AntiKt,
+        ] {
+            assert_eq!(
+                cluster_sets(&ee_generalised_kt(&along, alg).unwrap()),
+                cluster_sets(&ee_generalised_kt(&leaves, alg).unwrap())
+            );
+        }
+        // A particle at rest and two identical ones: no NaN, a full tree.
+        let odd = [[0.0; 4], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]];
+        let t = ee_generalised_kt(&odd, KtAlgorithm::AntiKt).unwrap();
+        assert_eq!(t.leaves(), Subset::full(3));
+        assert!(cluster_sets(&t).contains(&bits(&[1, 2])));
+        let e = ee_generalised_kt(&[], KtAlgorithm::Kt).unwrap_err();
+        assert!(matches!(e, SearchError::Empty));
+        let bad = [[1.0, 0.0, 0.0, 1.0], [f64::NAN, 0.0, 0.0, 0.0]];
+        let e = ee_generalised_kt(&bad, KtAlgorithm::Kt)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leaf 1") && !e.contains('\n'), "{e}");
     }
 
     #[test]

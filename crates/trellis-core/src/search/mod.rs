@@ -12,7 +12,7 @@ pub use beam::{
     MAX_BEAM_SIZE,
 };
 pub use greedy::{greedy, greedy_scored};
-pub use kt::{generalised_kt, KtAlgorithm};
+pub use kt::{ee_generalised_kt, generalised_kt, KtAlgorithm};
 pub use linkage::average_linkage;
 
 use crate::subset::Subset;

@@ -1,13 +1,14 @@
 //! The core crate's integration tests, one binary (each test binary links the whole crate): exact
 //! results against brute-force enumeration and the reference jets, A*, cancellation, the flat
 //! trellis, the generator, graph energies, the trellis's bits on every instruction set against a
-//! golden file, pam50, the committed Pythia jets. `cargo test -p trellis-core` runs them alone.
+//! golden file, pam50, the committed Pythia jets and FastJet's e+e− kt trees of them. `cargo test -p trellis-core` runs them alone.
 
 mod accuracy;
 mod api_misuse;
 mod astar;
 mod astar_bounds;
 mod common;
+mod ee_kt;
 mod flat_trellis;
 mod generator;
 mod ginkgo_reference;

@@ -1,0 +1,402 @@
+//! The run: the sets loaded, λ fitted both ways and scanned, the methods at the chosen λ on
+//! every jet; `lambda_fit.parquet`, `lambda_scan.parquet`, then [`super::score`]'s tables.
+
+use super::score::{score_jet, write_exact_table, write_jets_table, write_summary, JetRecord};
+use super::{JetSet, LambdaChoice, PythiaJetsSection};
+use crate::data::ginkgo::{Jet, JetDataset};
+use crate::exact::{fit_lambda_by_evidence, fit_lambda_on_trees, FitError, FullTrellis, LambdaFit};
+use crate::experiment::dropped::Dropped;
+use crate::experiment::kind::RunContext;
+use crate::experiment::table::Table;
+use crate::model::GinkgoModel;
+use crate::subset::Subset;
+use crate::tree::Tree;
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A fitted λ this close to a bound (relative, in log λ) is reported as at the bound.
+pub const AT_BOUND: f64 = 1e-3;
+
+/// One set of jets, loaded and filtered, with each jet's truth tree (if it has one).
+pub struct LoadedSet {
+    /// The set's name.
+    pub name: String,
+    /// The jets kept.
+    pub jets: Vec<Jet>,
+    /// `truths[i]`: jet `i`'s truth tree, checked to be a full binary tree over its leaves.
+    pub truths: Vec<Option<Tree>>,
+}
+
+impl LoadedSet {
+    /// Whether any jet has a truth tree.
+    pub fn has_truth(&self) -> bool {
+        self.truths.iter().any(Option::is_some)
+    }
+}
+
+/// Loads set `s` (the `k`-th), keeping the jets in the leaf range and at most `max_jets`; what
+/// is dropped is added to `dropped`.
+pub fn load_set(
+    k: usize,
+    s: &JetSet,
+    sec: &PythiaJetsSection,
+    dropped: &mut Vec<Dropped>,
+) -> Result<LoadedSet> {
+    let ds = JetDataset::load(&s.path).with_context(|| format!("set {:?}", s.name))?;
+    let (lo, hi) = (sec.min_leaves, sec.max_leaves);
+    let read = ds.jets.len();
+    let (mut jets, outside): (Vec<Jet>, Vec<Jet>) = ds
+        .jets
+        .into_iter()
+        .partition(|j| (lo..=hi).contains(&j.n_leaves));
+    let names = |v: &[Jet]| -> Vec<String> {
+        v.iter()
+            .map(|j| format!("{} ({} leaves)", j.name, j.n_leaves))
+            .collect()
+    };
+    dropped.extend(Dropped::of(
+        "jets",
+        &format!(
+            "set {}: outside pythia_jets.min_leaves..=max_leaves = {lo}..={hi}",
+            s.name
+        ),
+        names(&outside),
+    ));
+    if let Some(m) = s.max_jets {
+        if jets.len() > m {
+            let beyond = jets.split_off(m);
+            dropped.extend(Dropped::of(
+                "jets",
+                &format!(
+                    "set {}: beyond pythia_jets.sets[{k}].max_jets = {m}",
+                    s.name
+                ),
+                names(&beyond),
+            ));
+        }
+    }
+    if jets.is_empty() {
+        bail!(
+            "set {:?}: no jet of {} has {lo}..={hi} leaves ({read} jets read); widen pythia_jets.min_leaves/max_leaves",
+            s.name,
+            s.path.display()
+        );
+    }
+    let truths = jets
+        .iter()
+        .map(|j| -> Result<Option<Tree>> {
+            let Some(v) = &j.truth_tree else {
+                return Ok(None);
+            };
+            let t = Tree::from_nested_json(v).map_err(|e| {
+                anyhow::anyhow!(
+                    "set {:?}, jet {:?}: its truth_tree is not a binary tree ({e}); fix the file or remove truth_tree",
+                    s.name,
+                    j.name
+                )
+            })?;
+            if t.leaves() != Subset::full(j.n_leaves) || t.n_leaves() != j.n_leaves {
+                bail!(
+                    "set {:?}, jet {:?}: its truth_tree does not hold each of the {} leaves once; fix the file or remove truth_tree",
+                    s.name,
+                    j.name,
+                    j.n_leaves
+                );
+            }
+            Ok(Some(t))
+        })
+        .collect::<Result<_>>()?;
+    Ok(LoadedSet {
+        name: s.name.clone(),
+        jets,
+        truths,
+    })
+}
+
+/// Jet `j`'s Ginkgo model with rate `lambda` for every split (the root's too), its own t_cut.
+pub fn model_at(j: &Jet, lambda: f64) -> Result<GinkgoModel> {
+    GinkgoModel::new(j.leaves.clone(), j.t_cut, lambda).with_context(|| format!("jet {:?}", j.name))
+}
+
+/// One row of `lambda_fit.parquet`.
+#[derive(Clone, Debug)]
+pub struct FitRow {
+    /// The set.
+    pub set: String,
+    /// `"evidence"` or `"truth"`.
+    pub method: &'static str,
+    /// The fit, or why there is none.
+    pub fit: Result<LambdaFit, String>,
+}
+
+/// Whether `lambda` lies at a bound of `range` (within [`AT_BOUND`] in log λ).
+pub fn at_bound(lambda: f64, range: [f64; 2]) -> bool {
+    (lambda / range[0]).ln().abs() < AT_BOUND || (range[1] / lambda).ln().abs() < AT_BOUND
+}
+
+/// Both fits of one set (the truth fit only over jets with a truth tree).
+fn fit_set(set: &LoadedSet, sec: &PythiaJetsSection) -> Result<Vec<FitRow>> {
+    let [lo, hi] = sec.lambda_range;
+    let models: Vec<GinkgoModel> = set
+        .jets
+        .iter()
+        .map(|j| model_at(j, 1.0))
+        .collect::<Result<_>>()?;
+    let row = |method: &'static str, r: Result<LambdaFit, FitError>| -> Result<FitRow> {
+        let fit = match r {
+            Ok(f) => Ok(f),
+            Err(FitError::NoJets { n }) => Err(format!(
+                "no jet has a finite objective (all {n} forbidden by t_cut)"
+            )),
+            Err(e) => bail!("set {:?}: the {method} fit of λ: {e}", set.name),
+        };
+        Ok(FitRow {
+            set: set.name.clone(),
+            method,
+            fit,
+        })
+    };
+    let mut rows = vec![row(
+        "evidence",
+        fit_lambda_by_evidence(&models, lo, hi, sec.max_leaves),
+    )?];
+    let (jets, trees): (Vec<GinkgoModel>, Vec<Tree>) = models
+        .into_iter()
+        .zip(&set.truths)
+        .filter_map(|(m, t)| Some((m, t.clone()?)))
+        .unzip();
+    rows.push(if jets.is_empty() {
+        FitRow {
+            set: set.name.clone(),
+            method: "truth",
+            fit: Err("no truth trees".into()),
+        }
+    } else {
+        row("truth", fit_lambda_on_trees(&jets, &trees, lo, hi))?
+    });
+    Ok(rows)
+}
+
+/// The λ the methods run at on `set`.
+fn chosen_lambda(set: &LoadedSet, choice: LambdaChoice, fits: &[FitRow]) -> Result<f64> {
+    let method = match choice {
+        LambdaChoice::Value(v) => return Ok(v),
+        LambdaChoice::Evidence => "evidence",
+        LambdaChoice::Truth => "truth",
+    };
+    let row = fits
+        .iter()
+        .find(|r| r.set == set.name && r.method == method)
+        .context("a fit is missing")?;
+    match &row.fit {
+        Ok(f) => Ok(f.lambda),
+        Err(why) => bail!(
+            "pythia_jets.lambda = {method:?}: set {:?} has no {method} fit ({why}); use {} or a number",
+            set.name,
+            if method == "truth" { "\"evidence\"" } else { "\"truth\"" }
+        ),
+    }
+}
+
+/// `points` values of λ evenly spaced in log λ over `range`, both ends included exactly.
+pub fn log_grid(range: [f64; 2], points: usize) -> Vec<f64> {
+    let (a, b) = (range[0].ln(), range[1].ln());
+    (0..points)
+        .map(|k| match k {
+            0 => range[0],
+            k if k + 1 == points => range[1],
+            k => (a + (b - a) * k as f64 / (points - 1) as f64).exp(),
+        })
+        .collect()
+}
+
+/// The scan of one set: per λ of the grid, Σ log Z over the jets with a finite one, and
+/// Σ log p(truth) over the jets with a finite truth likelihood (which jets those are does not
+/// depend on λ: only t_cut forbids), with both counts.
+struct ScanRow {
+    lambda: f64,
+    log_z: (f64, usize),
+    truth: Option<(f64, usize)>,
+}
+
+/// One jet at one λ: (log Z, log p(truth)).
+type JetAt = (f64, Option<f64>);
+
+fn scan_set(set: &LoadedSet, grid: &[f64], max_leaves: usize) -> Result<Vec<ScanRow>> {
+    // Per jet, per λ; summed over jets in their order.
+    let per_jet: Vec<Vec<JetAt>> = set
+        .jets
+        .par_iter()
+        .zip(&set.truths)
+        .map(|(j, truth)| {
+            grid.iter()
+                .map(|&lambda| {
+                    let m = model_at(j, lambda)?;
+                    let t = FullTrellis::build_with_limit(&m, max_leaves)
+                        .with_context(|| format!("jet {:?}", j.name))?;
+                    Ok((t.log_partition(), truth.as_ref().map(|t| t.log_likelihood(&m))))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<_>>()?;
+    let has_truth = set.has_truth();
+    Ok(grid
+        .iter()
+        .enumerate()
+        .map(|(k, &lambda)| {
+            let sum = |f: &dyn Fn(&JetAt) -> Option<f64>| {
+                per_jet
+                    .iter()
+                    .filter_map(|v| f(&v[k]).filter(|x| x.is_finite()))
+                    .fold((0.0, 0usize), |(s, n), x| (s + x, n + 1))
+            };
+            ScanRow {
+                lambda,
+                log_z: sum(&|v| Some(v.0)),
+                truth: has_truth.then(|| sum(&|v| v.1)),
+            }
+        })
+        .collect())
+}
+
+/// Runs the kind.
+pub fn run(sec: &PythiaJetsSection, ctx: &mut RunContext) -> Result<()> {
+    let t0 = Instant::now();
+    let mut dropped = Vec::new();
+    let sets: Vec<LoadedSet> = sec
+        .sets
+        .iter()
+        .enumerate()
+        .map(|(k, s)| load_set(k, s, sec, &mut dropped))
+        .collect::<Result<_>>()?;
+    if sec.lambda == LambdaChoice::Truth {
+        if let Some(s) = sets.iter().find(|s| !s.has_truth()) {
+            bail!(
+                "pythia_jets.lambda = \"truth\" fits λ on truth trees, and set {:?} has none; use \"evidence\" or a number",
+                s.name
+            );
+        }
+    }
+    crate::experiment::dropped::report(ctx, &dropped);
+    ctx.manifest.timing("load", t0.elapsed().as_secs_f64());
+
+    let t1 = Instant::now();
+    let mut fits = Vec::new();
+    for s in &sets {
+        fits.extend(fit_set(s, sec)?);
+    }
+    ctx.manifest.timing("fits", t1.elapsed().as_secs_f64());
+    let lambdas: Vec<f64> = sets
+        .iter()
+        .map(|s| chosen_lambda(s, sec.lambda, &fits))
+        .collect::<Result<_>>()?;
+    write_fits(&fits, &sets, &lambdas, sec, &ctx.path("lambda_fit.parquet"))?;
+
+    let t2 = Instant::now();
+    let grid = log_grid(sec.lambda_range, sec.scan_points);
+    let mut scan = Vec::new();
+    for s in &sets {
+        scan.push(scan_set(s, &grid, sec.max_leaves)?);
+    }
+    ctx.manifest.timing("scan", t2.elapsed().as_secs_f64());
+    write_scan(&sets, &scan, &ctx.path("lambda_scan.parquet"))?;
+
+    let t3 = Instant::now();
+    let work: Vec<(usize, usize)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| (0..s.jets.len()).map(move |i| (k, i)))
+        .collect();
+    let pb = crate::experiment::progress_bar(work.len() as u64, "jets");
+    let records: Vec<JetRecord> = work
+        .par_iter()
+        .map(|&(k, i)| {
+            let s = &sets[k];
+            let r = score_jet(&s.name, i, &s.jets[i], s.truths[i].as_ref(), lambdas[k], sec);
+            pb.inc(1);
+            r
+        })
+        .collect::<Result<_>>()?;
+    pb.finish_and_clear();
+    ctx.manifest.timing("score_all_jets", t3.elapsed().as_secs_f64());
+    ctx.manifest.set(
+        "lambda_chosen",
+        sets.iter()
+            .zip(&lambdas)
+            .map(|(s, l)| (s.name.clone(), *l))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    );
+    ctx.manifest.set("n_jets", records.len());
+    write_jets_table(&records, &ctx.path("jets.parquet"))?;
+    write_exact_table(&records, &ctx.path("exact.parquet"))?;
+    write_summary(&records, sec.large_from, &ctx.path("summary.parquet"))
+}
+
+/// `lambda_fit.parquet`: one row per set and fit, with the λ the methods ran at.
+fn write_fits(
+    fits: &[FitRow],
+    sets: &[LoadedSet],
+    lambdas: &[f64],
+    sec: &PythiaJetsSection,
+    path: &std::path::Path,
+) -> Result<()> {
+    let chosen = |set: &str| {
+        sets.iter()
+            .position(|s| s.name == set)
+            .map(|k| lambdas[k])
+    };
+    fn ok(r: &FitRow) -> Option<&LambdaFit> {
+        r.fit.as_ref().ok()
+    }
+    let f = |g: &dyn Fn(&LambdaFit) -> f64| fits.iter().map(|r| ok(r).map(g)).collect::<Vec<_>>();
+    let u = |g: &dyn Fn(&LambdaFit) -> u64| fits.iter().map(|r| ok(r).map(g)).collect::<Vec<_>>();
+    let [lo, hi] = sec.lambda_range;
+    Table::new()
+        .str("set", &fits.iter().map(|r| r.set.clone()).collect::<Vec<_>>())
+        .str("method", &fits.iter().map(|r| r.method).collect::<Vec<_>>())
+        .f64("lambda", &f(&|x| x.lambda))
+        .f64("objective", &f(&|x| x.objective))
+        .u64("evaluations", &u(&|x| x.evaluations))
+        .u64("jets_used", &u(&|x| x.jets_used as u64))
+        .u64("jets_left_out", &u(&|x| x.jets_left_out as u64))
+        .u64("at_bound", &u(&|x| u64::from(at_bound(x.lambda, sec.lambda_range))))
+        .f64("lambda_min", &vec![Some(lo); fits.len()])
+        .f64("lambda_max", &vec![Some(hi); fits.len()])
+        .f64(
+            "lambda_chosen",
+            &fits.iter().map(|r| chosen(&r.set)).collect::<Vec<_>>(),
+        )
+        .str(
+            "note",
+            &fits
+                .iter()
+                .map(|r| r.fit.as_ref().err().cloned().unwrap_or_default())
+                .collect::<Vec<_>>(),
+        )
+        .write_parquet(path)
+}
+
+/// `lambda_scan.parquet`: one row per set and λ of the grid.
+fn write_scan(sets: &[LoadedSet], scan: &[Vec<ScanRow>], path: &std::path::Path) -> Result<()> {
+    let (mut set, mut lambda, mut lz, mut nz, mut lt, mut nt) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (s, rows) in sets.iter().zip(scan) {
+        for r in rows {
+            set.push(s.name.clone());
+            lambda.push(Some(r.lambda));
+            lz.push(Some(r.log_z.0));
+            nz.push(Some(r.log_z.1 as u64));
+            lt.push(r.truth.map(|t| t.0));
+            nt.push(r.truth.map(|t| t.1 as u64));
+        }
+    }
+    Table::new()
+        .str("set", &set)
+        .f64("lambda", &lambda)
+        .f64("sum_log_z", &lz)
+        .u64("jets_log_z", &nz)
+        .f64("sum_log_p_truth", &lt)
+        .u64("jets_truth", &nt)
+        .write_parquet(path)
+}
