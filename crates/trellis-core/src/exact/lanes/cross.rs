@@ -579,13 +579,18 @@ pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
     let ln = if EXACT { tp2.ln() } else { tp2.ln_fast() };
     let lp = head.add(tail.sub(ln));
     let zero = L::splat(0.0);
-    let ok = L::and(
-        L::and(t_lo.gt(zero), t_hi.gt(zero)),
-        L::and(
-            tp2.ge(L::splat(f64::MIN_POSITIVE)),
-            tp2.lt(L::splat(f64::INFINITY)),
-        ),
+    let tp2_ok = L::and(
+        tp2.ge(L::splat(f64::MIN_POSITIVE)),
+        tp2.lt(L::splat(f64::INFINITY)),
     );
+    // Both children have two or more leaves when both upper parts do: then, with physical
+    // four-vectors, both `t > 0` without a test.
+    let multi = a.count_ones() >= 2 && (st.g ^ a).count_ones() >= 2;
+    let ok = if multi && st.k.multi_positive {
+        tp2_ok
+    } else {
+        L::and(L::and(t_lo.gt(zero), t_hi.gt(zero)), tp2_ok)
+    };
     let fix = L::bits(L::andnot(live, ok));
     let ninf = L::splat(f64::NEG_INFINITY);
     let fast = L::and(live, ok);

@@ -12,7 +12,6 @@ use crate::exact::ExactError;
 use crate::model::ginkgo::{GinkgoModel, ParentConsts};
 use crate::model::SplitModel;
 use crate::simd::{dispatch, Isa, Lanes, WithLanes};
-use crate::subset::Subset;
 use rayon::prelude::*;
 
 /// How far below a slot's best (relative to `max(1, |best|)`) a bound must lie for the split
@@ -71,11 +70,7 @@ pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<Ma
     let upper = n - 3;
     for u in 0..=upper {
         let groups = super::groups_of_size(upper, u);
-        let k = Kernel {
-            model,
-            stats: &stats,
-            full: Subset::full(n).bits(),
-        };
+        let k = Kernel::new(model, &stats, n);
         let done = &blocks;
         let outs: Vec<Option<GroupMap>> = groups
             .par_iter()

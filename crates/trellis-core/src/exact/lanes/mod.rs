@@ -58,6 +58,24 @@ pub(super) struct Kernel<'a> {
     pub(super) stats: &'a [GinkgoStat],
     /// The whole jet's bits.
     pub(super) full: u64,
+    /// Every cluster of two or more leaves has `t > 0` (physical four-vectors): then only a
+    /// split with a single-leaf child needs the kernel's `t` tests.
+    pub(super) multi_positive: bool,
+}
+
+impl<'a> Kernel<'a> {
+    pub(super) fn new(model: &'a GinkgoModel, stats: &'a [GinkgoStat], n: usize) -> Self {
+        let multi_positive = stats
+            .iter()
+            .enumerate()
+            .all(|(i, s)| i.count_ones() < 2 || s.t > 0.0);
+        Kernel {
+            model,
+            stats,
+            full: Subset::full(n).bits(),
+            multi_positive,
+        }
+    }
 }
 
 impl Kernel<'_> {
@@ -406,11 +424,7 @@ pub(super) fn build(
     for u in 0..=upper {
         let groups = groups_of_size(upper, u);
         let tables = Tables {
-            k: Kernel {
-                model,
-                stats: &stats,
-                full: Subset::full(n).bits(),
-            },
+            k: Kernel::new(model, &stats, n),
             blocks: &blocks,
             cnt_hi: &cnt_hi,
         };
