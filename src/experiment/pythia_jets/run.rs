@@ -15,9 +15,6 @@ use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// A fitted λ this close to a bound (relative, in log λ) is reported as at the bound.
-pub const AT_BOUND: f64 = 1e-3;
-
 /// One set of jets, loaded and filtered, with each jet's truth tree (if it has one).
 pub struct LoadedSet {
     /// The set's name.
@@ -128,11 +125,6 @@ pub struct FitRow {
     pub method: &'static str,
     /// The fit, or why there is none.
     pub fit: Result<LambdaFit, String>,
-}
-
-/// Whether `lambda` lies at a bound of `range` (within [`AT_BOUND`] in log λ).
-pub fn at_bound(lambda: f64, range: [f64; 2]) -> bool {
-    (lambda / range[0]).ln().abs() < AT_BOUND || (range[1] / lambda).ln().abs() < AT_BOUND
 }
 
 /// Both fits of one set (the truth fit only over jets with a truth tree).
@@ -360,7 +352,8 @@ fn write_fits(
         .u64("evaluations", &u(&|x| x.evaluations))
         .u64("jets_used", &u(&|x| x.jets_used as u64))
         .u64("jets_left_out", &u(&|x| x.jets_left_out as u64))
-        .u64("at_bound", &u(&|x| u64::from(at_bound(x.lambda, sec.lambda_range))))
+        .u64("at_bound", &u(&|x| u64::from(x.at_bound)))
+        .f64("std_error", &f(&|x| x.std_error))
         .f64("lambda_min", &vec![Some(lo); fits.len()])
         .f64("lambda_max", &vec![Some(hi); fits.len()])
         .f64(

@@ -3,7 +3,7 @@
 //! one-line config errors.
 
 use super::compare::compare;
-use super::run::{at_bound, log_grid};
+use super::run::log_grid;
 use crate::data::ginkgo::JetDataset;
 use crate::experiment::table::{f64_column, read_parquet, str_column, u64_column};
 use crate::experiment::test_support::{
@@ -219,10 +219,8 @@ fn the_truth_fit_needs_truth_trees() {
 }
 
 #[test]
-fn the_grid_and_the_bound_flag() {
+fn the_grid() {
     let g = log_grid([0.05, 50.0], 4);
     assert_eq!((g[0], g[3]), (0.05, 50.0));
     assert!((g[1] - 0.5).abs() < 1e-12 && (g[2] - 5.0).abs() < 1e-12);
-    assert!(at_bound(0.05, [0.05, 50.0]) && at_bound(49.99, [0.05, 50.0]));
-    assert!(!at_bound(0.06, [0.05, 50.0]) && !at_bound(5.0, [0.05, 50.0]));
 }
