@@ -26,8 +26,8 @@ use pyo3::types::PyList;
 use trellis_core::exact::{CoClustering, FullTrellis, PosteriorSampler};
 use trellis_core::model::{CorrelationModel, DasguptaModel, GinkgoModel, SplitModel};
 use trellis_core::search::{
-    beam_search_scored, default_beam_size, generalised_kt, greedy_scored, Dedup, KtAlgorithm,
-    MergeScore,
+    beam_search_scored, default_beam_size, ee_generalised_kt, generalised_kt, greedy_scored, Dedup,
+    KtAlgorithm, MergeScore,
 };
 
 /// The energy a tree is scored by: a jet's Ginkgo likelihood, or Dasgupta's cost or the
@@ -371,17 +371,27 @@ fn merge_score_of(name: &str) -> PyResult<MergeScore> {
 }
 
 /// The generalised kt algorithm on a jet: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt), or
-/// any exponent; radius `r`.
+/// any exponent; `form` "pp" (transverse momenta, rapidity and azimuth about the beam, radius
+/// `r`) or "ee" (energies and angles, FastJet's `ee_genkt_algorithm`; `r` unused).
 #[pyfunction]
-#[pyo3(signature = (jet, p = 1.0, r = 1.0))]
-fn kt(jet: &Jet, p: f64, r: f64) -> PyResult<Tree> {
+#[pyo3(signature = (jet, p = 1.0, r = 1.0, *, form = "pp"))]
+fn kt(jet: &Jet, p: f64, r: f64, form: &str) -> PyResult<Tree> {
     let alg = match p {
         1.0 => KtAlgorithm::Kt,
         0.0 => KtAlgorithm::CambridgeAachen,
         -1.0 => KtAlgorithm::AntiKt,
         other => KtAlgorithm::Generalised(other),
     };
-    let t = generalised_kt(&jet.inner.leaves, alg, r).map_err(value_error)?;
+    let t = match form {
+        "pp" => generalised_kt(&jet.inner.leaves, alg, r),
+        "ee" => ee_generalised_kt(&jet.inner.leaves, alg),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "form = {other:?} is not known; use \"pp\" (hadron colliders) or \"ee\" (e+e- collisions)"
+            )))
+        }
+    }
+    .map_err(value_error)?;
     Tree::from_binary(&t)
 }
 

@@ -100,3 +100,21 @@ def test_a_jet_without_truth_is_named():
     jets = tl.load_jets(ROOT / "data" / "pythia" / "pythia_hadron.json")[:3]
     with pytest.raises(ValueError, match="has no truth tree"):
         tl.fit_lambda(jets, by="truth")
+
+
+def test_ee_kt_equals_fastjets_trees():
+    """kt(form="ee") against FastJet's ee_genkt trees of the committed reference (internal
+    clusters as leaf bit masks)."""
+    import json
+
+    ref = json.loads((ROOT / "data" / "pythia" / "ee_kt_reference.json").read_text())
+    jets = {}
+    for name in ["pythia_parton.json", "pythia_hadron.json"]:
+        jets.update({j.name: j for j in tl.load_jets(ROOT / "data" / "pythia" / name)})
+    assert len(ref["trees"]) == 240
+    for r in ref["trees"]:
+        tree = tl.kt(jets[r["jet"]], p=r["p"], form="ee")
+        masks = sorted(sum(1 << i for i in c) for c in tree.clusters() if len(c) > 1)
+        assert masks == sorted(r["clusters"]), (r["jet"], r["p"])
+    with pytest.raises(ValueError, match="form = \"x\" is not known"):
+        tl.kt(jets[ref["trees"][0]["jet"]], form="x")

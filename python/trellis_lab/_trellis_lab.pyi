@@ -256,8 +256,15 @@ def greedy(
     merge_score: _MergeScore = "potential",
 ) -> tuple[Tree, float]:
     """Greedy agglomeration: its tree and log-likelihood."""
-def kt(jet: Jet, p: SupportsFloat = 1.0, r: SupportsFloat = 1.0) -> Tree:
-    """The generalised kt algorithm: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt)."""
+def kt(
+    jet: Jet,
+    p: SupportsFloat = 1.0,
+    r: SupportsFloat = 1.0,
+    *,
+    form: Literal["pp", "ee"] = "pp",
+) -> Tree:
+    """The generalised kt algorithm: p = 1 (kt), 0 (Cambridge/Aachen), -1 (anti-kt); form "pp"
+    (pT, rapidity, azimuth; radius r) or "ee" (energies and angles, FastJet's ee_genkt)."""
 
 class _LambdaFit(TypedDict):
     lam: float
