@@ -20,9 +20,10 @@ import json
 import math
 import os
 import sys
-import tempfile
 
 import fastjet
+
+import owned_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = ["pythia_parton.json", "pythia_hadron.json"]
@@ -34,28 +35,10 @@ WRITTEN_BY = "written by data/pythia/ee_kt_reference.py"
 
 def ours(path: str) -> bool:
     """Whether `path` is missing or a file this script wrote (its `source` says so)."""
-    if not os.path.lexists(path):
-        return True
-    if not os.path.isfile(path) or os.path.islink(path):
-        return False
-    try:
-        with open(path, encoding="utf-8") as f:
-            return WRITTEN_BY in json.load(f).get("source", "")
-    except (OSError, ValueError, AttributeError):
-        return False
+    return owned_files.ours(path, WRITTEN_BY)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """`text` into `path` through a temporary file of a unique new name in the same folder."""
-    folder, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+write_atomically = owned_files.write_atomically
 
 
 def tree_clusters(leaves: list[list[float]], p: float) -> list[int]:

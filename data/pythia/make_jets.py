@@ -28,13 +28,14 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 
 import fastjet
 import fastjet._swig as fjs
 import pythia8mc
+
+import owned_files
 
 E_CM = 91.2
 """Centre-of-mass energy (GeV)."""
@@ -380,29 +381,10 @@ def dataset_text(jets, source: str) -> str:
 
 def ours(path: str) -> bool:
     """Whether `path` is missing or a file this script wrote (its `source` says so)."""
-    if not os.path.lexists(path):
-        return True
-    if not os.path.isfile(path) or os.path.islink(path):
-        return False
-    try:
-        with open(path, encoding="utf-8") as f:
-            return WRITTEN_BY in json.load(f).get("source", "")
-    except (OSError, ValueError, AttributeError):
-        return False
+    return owned_files.ours(path, WRITTEN_BY)
 
 
-def write(path: str, text: str) -> None:
-    """`text` into `path` atomically, through a temporary file of a unique new name in the same
-    folder (created exclusively, so no file of anyone else's is touched; removed on failure)."""
-    folder, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+write = owned_files.write_atomically
 
 
 # --- measured numbers ---------------------------------------------------------------------
