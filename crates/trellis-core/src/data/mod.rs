@@ -116,10 +116,11 @@ pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
             "not a regular file (give the path of a file, not a device or a folder)",
         ));
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     std::fs::File::open(path)?
         .take(limit + 1)
-        .read_to_string(&mut text)?;
+        .read_to_end(&mut bytes)?;
+    let text = decode_text(bytes)?;
     if text.len() as u64 > limit {
         return Err(Error::new(
             ErrorKind::InvalidData,
@@ -132,8 +133,71 @@ pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// A text file's bytes as text: UTF-8 (a byte order mark is kept for the reader to drop), or
+/// UTF-16 with its byte order mark (a spreadsheet's "Unicode text" export); any other encoding
+/// is an error naming the line of the first byte that is not UTF-8, and the fix.
+fn decode_text(bytes: Vec<u8>) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind};
+    let utf16 = |le: bool| -> std::io::Result<String> {
+        let units: Vec<u16> = bytes[2..]
+            .chunks(2)
+            .map(|c| {
+                let pair = [c[0], *c.get(1).unwrap_or(&0)];
+                if le {
+                    u16::from_le_bytes(pair)
+                } else {
+                    u16::from_be_bytes(pair)
+                }
+            })
+            .collect();
+        String::from_utf16(&units).map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidData,
+                "is not valid UTF-16 text although it starts like it; save it as UTF-8 text (a spreadsheet's \"CSV UTF-8\")",
+            )
+        })
+    };
+    match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => return utf16(true),
+        Some([0xFE, 0xFF]) => return utf16(false),
+        _ => {}
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let b = e.as_bytes();
+        let line = 1 + b[..at].iter().filter(|&&c| c == b'\n').count();
+        Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "is not UTF-8 text (byte {:#04x} on line {line} is not; a binary file, or text in another encoding such as Windows-1252); save it as UTF-8 text (a spreadsheet's \"CSV UTF-8\", R's write.csv(..., fileEncoding = \"UTF-8\"))",
+                b[at]
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn text_is_utf8_or_utf16_with_its_mark_else_the_line_is_named() {
+        let t = super::decode_text(b"a,b\n1,2\n".to_vec()).unwrap();
+        assert_eq!(t, "a,b\n1,2\n");
+        let mut le = vec![0xFF, 0xFE];
+        le.extend("x\t\u{e9}\n".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(super::decode_text(le).unwrap(), "x\t\u{e9}\n");
+        let mut be = vec![0xFE, 0xFF];
+        be.extend("y\n".encode_utf16().flat_map(u16::to_be_bytes));
+        assert_eq!(super::decode_text(be).unwrap(), "y\n");
+        // Windows-1252's é on line 2.
+        let e = super::decode_text(b"name,x\nCaf\xe9,1\n".to_vec())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2") && e.contains("UTF-8") && !e.contains('\n'),
+            "{e}"
+        );
+    }
+
     /// A decoy at every name the old scheme used (`name.tmp.ext`) and a file beside the target
     /// keep their bytes; the target gets the new bytes; no temporary file is left.
     #[test]

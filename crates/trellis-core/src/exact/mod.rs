@@ -153,18 +153,36 @@ pub fn human_bytes(b: f64) -> String {
         v /= 1024.0;
         u += 1;
     }
+    if v >= 1024.0 * 1024.0 {
+        // Beyond any machine's memory: the order of magnitude, not a 100-digit count.
+        return format!(
+            "far more than any machine holds (about 10^{:.0} bytes)",
+            b.log10().floor()
+        );
+    }
     format!("{v:.1} {}", units[u])
 }
 
-/// Formats seconds as s/min/h/days.
+/// Formats seconds as s/min/h/days/years; beyond a thousand years, the order of magnitude (a
+/// cost model's 150-digit day count says nothing more).
 pub fn human_seconds(s: f64) -> String {
+    const YEAR: f64 = 365.25 * 86_400.0;
     if s < 120.0 {
         format!("{s:.1} s")
     } else if s < 7200.0 {
         format!("{:.0} min", s / 60.0)
     } else if s < 172_800.0 {
         format!("{:.1} h", s / 3600.0)
-    } else {
+    } else if s < 2.0 * YEAR {
         format!("{:.0} days", s / 86_400.0)
+    } else if s < 1000.0 * YEAR {
+        format!("{:.0} years", s / YEAR)
+    } else if s.is_finite() {
+        format!(
+            "far beyond any machine (about 10^{:.0} years)",
+            (s / YEAR).log10().floor()
+        )
+    } else {
+        "far beyond any machine".to_string()
     }
 }

@@ -7,7 +7,7 @@ fn spec(delimiter: Delimiter, label: Option<Column>) -> MatrixSpec {
         delimiter: Some(delimiter),
         header: true,
         label_column: label,
-        infer: false,
+        ..MatrixSpec::default()
     }
 }
 
@@ -42,7 +42,7 @@ fn bad_cells_name_line_and_column() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("line 3") && e.contains("1 cells, expected 2"),
+        e.contains("line 3") && e.contains("1 cells, but the header has 2"),
         "{e}"
     );
     let e = PointMatrix::parse("a,b\n1,inf\n", &spec(Delimiter::Comma, None), "t.csv")
@@ -159,10 +159,16 @@ fn the_one_column_of_text_is_the_labels() {
     assert_eq!(m.labels.as_deref().unwrap(), ["g0", "g1"]);
     assert_eq!(m.label_name.as_deref(), Some("label"));
     assert!(m.notes[0].contains("--label-column label"), "{:?}", m.notes);
-    // Without a header: the first line is a point like the next, the text column the labels.
+    // Without a header: the first line is a point like the next, the text column the labels
+    // (values repeat) or the names (every value differs).
+    let m = PointMatrix::parse("1,2,x\n3,4,y\n5,6,x\n", &infer(Delimiter::Comma), "t.csv").unwrap();
+    assert_eq!((m.n_points(), m.dim()), (3, 2));
+    assert_eq!(m.labels.as_deref().unwrap(), ["x", "y", "x"]);
     let m = PointMatrix::parse("1,2,x\n3,4,y\n", &infer(Delimiter::Comma), "t.csv").unwrap();
-    assert_eq!((m.n_points(), m.dim()), (2, 2));
-    assert_eq!(m.labels.as_deref().unwrap(), ["x", "y"]);
+    assert_eq!(
+        (m.labels, m.names.as_deref().unwrap()),
+        (None, &["x".to_string(), "y".into()][..])
+    );
     // A header of numbers naming a column of numeric classes stays a header, and the column a
     // feature, said with the flag that makes it the labels.
     let m = PointMatrix::parse(
@@ -177,12 +183,12 @@ fn the_one_column_of_text_is_the_labels() {
         "{:?}",
         m.notes
     );
-    // Text in a second column after the labels were found: the error says which is the label.
+    // Text further down a column of numbers: the error says which column holds the text.
     let e = PointMatrix::parse("a,b\n1,g0\nh,g1\n", &infer(Delimiter::Comma), "t.csv")
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("line 3") && e.contains("column \"b\" already is"),
+        e.contains("line 3") && e.contains("column \"b\" already holds text"),
         "{e}"
     );
     // Named but not numeric: the flag and the config key.
