@@ -95,15 +95,11 @@ enum Command {
     Init {
         /// `jets` or `board`.
         kind: String,
-        /// The data file: a jets .json, a points .csv/.tsv with a header, or (with
-        /// --similarity) a square similarity matrix.
+        /// The data file: a jets .json, a points table (CSV, TSV, `;` with decimal commas, R's
+        /// and pandas' exports), or (with --similarity or --distance) a square matrix.
         file: PathBuf,
-        /// The points file's column holding each point's class.
-        #[arg(long)]
-        label_column: Option<String>,
-        /// The file is a square similarity matrix (header = point names), not points.
-        #[arg(long)]
-        similarity: bool,
+        #[command(flatten)]
+        data: DataFlags,
         /// The experiment name (results folder), default: the file's name.
         #[arg(long)]
         name: Option<String>,
@@ -115,19 +111,15 @@ enum Command {
     /// OUTPUT_DIR/NAME.toml (the config), OUTPUT_DIR/NAME/ (trees as Newick, every method's
     /// scores in Parquet, a dendrogram per method, heatmaps) and the report OUTPUT_DIR/index.html.
     Cluster {
-        /// The data file: a jets .json, a points .csv/.tsv with a header, or (with
-        /// --similarity) a square similarity matrix.
+        /// The data file: a jets .json, a points table (CSV, TSV, `;` with decimal commas, R's
+        /// and pandas' exports), or (with --similarity or --distance) a square matrix.
         file: PathBuf,
         /// Methods, comma-separated (trellis, sparse, beam, greedy, average_linkage, kt,
         /// cambridge_aachen, anti_kt, mpost2, mgreedy, ddt, pydt); default all that apply.
         #[arg(long, value_delimiter = ',')]
         methods: Option<Vec<String>>,
-        /// The points file's column holding each point's class (purity and ARI against it).
-        #[arg(long)]
-        label_column: Option<String>,
-        /// The file is a square similarity matrix (header = point names), not points.
-        #[arg(long)]
-        similarity: bool,
+        #[command(flatten)]
+        data: DataFlags,
         /// Where the config, the results folder and the report go.
         #[arg(long, default_value = "results")]
         output_dir: PathBuf,
@@ -156,6 +148,60 @@ enum Command {
         #[arg(long, default_value_t = 22)]
         max_exact_leaves: usize,
     },
+}
+
+/// What a data file of your own holds, for `init` and `cluster`.
+#[derive(clap::Args, Debug)]
+struct DataFlags {
+    /// The points file's column holding each point's class (purity and ARI against it).
+    #[arg(long)]
+    label_column: Option<String>,
+    /// The points file's column holding each point's name (leaf labels; R's and pandas' row
+    /// names are found by themselves).
+    #[arg(long)]
+    names_column: Option<String>,
+    /// Z-score every column of the points first (for columns on different scales).
+    #[arg(long)]
+    standardize: bool,
+    /// The file is a square similarity matrix (header = point names), not points.
+    #[arg(long)]
+    similarity: bool,
+    /// The file is a square distance matrix (zero diagonal; header = point names): average
+    /// linkage on the distances, Dasgupta's cost on max(D) - D.
+    #[arg(long)]
+    distance: bool,
+}
+
+impl DataFlags {
+    /// The options of a config for the file, and what the flags say the file holds.
+    fn options(
+        self,
+        name: String,
+        seed: u64,
+        output_dir: &str,
+        methods: Option<Vec<String>>,
+        max_exact_leaves: Option<usize>,
+    ) -> (
+        trellis_lab::experiment::own_data::Options,
+        trellis_lab::experiment::cluster::Matrix,
+    ) {
+        (
+            trellis_lab::experiment::own_data::Options {
+                name,
+                seed,
+                output_dir: output_dir.into(),
+                methods,
+                label_column: self.label_column,
+                names_column: self.names_column,
+                standardize: self.standardize,
+                max_exact_leaves,
+            },
+            trellis_lab::experiment::cluster::Matrix {
+                similarity: self.similarity,
+                distance: self.distance,
+            },
+        )
+    }
 }
 
 fn main() {
@@ -277,22 +323,15 @@ fn real_main(cli: Cli) -> Result<()> {
         Command::Init {
             kind,
             file,
-            label_column,
-            similarity,
+            data,
             name,
             seed,
         } => {
-            use trellis_lab::experiment::own_data::{self, DataKind, Options};
+            use trellis_lab::experiment::own_data::{self, DataKind};
             let abs = own_data::absolute(&file)?;
-            let data = DataKind::of(&abs, similarity);
-            let opts = Options {
-                name: name.unwrap_or_else(|| own_data::name_of(&abs)),
-                seed,
-                output_dir: "results".into(),
-                methods: None,
-                label_column,
-                max_exact_leaves: None,
-            };
+            let name = name.unwrap_or_else(|| own_data::name_of(&abs));
+            let (opts, matrix) = data.options(name, seed, "results", None, None);
+            let data = DataKind::of_flags(&abs, matrix.similarity, matrix.distance, &opts)?;
             match (kind.as_str(), data) {
                 ("jets", DataKind::Jets) | ("board", _) => {}
                 ("jets", _) => bail!("init jets needs a jets .json file; for points or a similarity matrix use init board"),
@@ -300,41 +339,33 @@ fn real_main(cli: Cli) -> Result<()> {
             }
             // The exact trellis's limit, chosen for the file's instances and this machine.
             let (limit, sizes) = own_data::exact_limit(data, &abs, &opts, &kind)?;
+            let decisions = own_data::decide(data, &abs, &opts);
             let text = match kind.as_str() {
                 "jets" => own_data::jets_config(&abs, &opts, &limit, &sizes),
-                _ => own_data::board_config(data, &abs, &opts, &limit),
+                _ => own_data::board_config(data, &abs, &opts, &limit, &decisions),
             };
             // The config printed is one `run` accepts (a bad --name or --seed is said here).
             own_data::validate(&text, "the init options")?;
             // ... and the data read as its run reads them (a label column the file lacks).
             own_data::check_board_data(&text, "the init options")?;
+            own_data::say_exact_limit(&limit);
             print_lines(&text.lines().map(str::to_string).collect::<Vec<_>>());
             Ok(())
         }
         Command::Cluster {
             file,
             methods,
-            label_column,
-            similarity,
+            data,
             output_dir,
             name,
             seed,
             max_exact_leaves,
             force,
-        } => cluster(
-            &file,
-            trellis_lab::experiment::own_data::Options {
-                name: name.unwrap_or_else(|| trellis_lab::experiment::own_data::name_of(&file)),
-                seed,
-                output_dir: ".".into(),
-                methods,
-                label_column,
-                max_exact_leaves,
-            },
-            similarity,
-            &output_dir,
-            force,
-        ),
+        } => {
+            let name = name.unwrap_or_else(|| trellis_lab::experiment::own_data::name_of(&file));
+            let (opts, matrix) = data.options(name, seed, ".", methods, max_exact_leaves);
+            cluster(&file, opts, matrix, &output_dir, force)
+        }
     }
 }
 
@@ -343,11 +374,11 @@ fn real_main(cli: Cli) -> Result<()> {
 fn cluster(
     file: &std::path::Path,
     opts: trellis_lab::experiment::own_data::Options,
-    similarity: bool,
+    matrix: trellis_lab::experiment::cluster::Matrix,
     out: &std::path::Path,
     force: bool,
 ) -> Result<()> {
-    let done = trellis_lab::experiment::cluster::cluster(file, &opts, similarity, out, force)?;
+    let done = trellis_lab::experiment::cluster::cluster(file, &opts, matrix, out, force)?;
     // A run says what did not run as it goes; results already up to date say it here.
     let up_to_date = matches!(done.outcome, Outcome::UpToDate(_));
     report(done.outcome)?;

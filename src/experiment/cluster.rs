@@ -25,6 +25,15 @@ use super::{config, ownership, staging, Outcome, Registry};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
+/// What the command line's `--similarity` and `--distance` said of the file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Matrix {
+    /// `--similarity`: a square similarity matrix.
+    pub similarity: bool,
+    /// `--distance`: a square distance matrix.
+    pub distance: bool,
+}
+
 /// What [`cluster`] did.
 pub struct Clustered {
     /// The run's outcome (results written, or already up to date).
@@ -44,19 +53,20 @@ pub struct Clustered {
 /// Most `NAME.K.toml` names tried beside an edited `NAME.toml`.
 const MAX_ALTERNATIVES: usize = 100;
 
-/// Clusters `file` (a jets JSON, points CSV/TSV, or with `similarity` a similarity matrix)
-/// with `opts` into `out` (see the [module docs](self)).
+/// Clusters `file` (a jets JSON, a points table, or as `matrix` says a similarity or distance
+/// matrix) with `opts` into `out` (see the [module docs](self)).
 pub fn cluster(
     file: &Path,
     opts: &Options,
-    similarity: bool,
+    matrix: Matrix,
     out: &Path,
     force: bool,
 ) -> Result<Clustered> {
     let abs = own_data::absolute(file)?;
-    let data = DataKind::of(&abs, similarity);
+    let data = DataKind::of_flags(&abs, matrix.similarity, matrix.distance, opts)?;
     let (limit, _) = own_data::exact_limit(data, &abs, opts, "board")?;
-    let text = own_data::board_config(data, &abs, opts, &limit);
+    let decisions = own_data::decide(data, &abs, opts);
+    let text = own_data::board_config(data, &abs, opts, &limit, &decisions);
     // The options are checked in memory: a bad option leaves nothing behind.
     let cfg = config::parse_in(&Registry::builtin(), &text, out).map_err(|e| {
         anyhow::anyhow!(
@@ -80,9 +90,11 @@ pub fn cluster(
     ownership::check_replaceable(&out.join(&opts.name), ownership::FIX_CLUSTER)?;
     crate::report::check_destination(out, &opts.name)?;
     let (path, kept, expect) = config_path(out, &opts.name, &text, &abs)?;
+    let said = own_data::before_computing(&limit, &decisions);
     let companion = super::Companion {
         text: &text,
         expect,
+        say: said.as_deref(),
     };
     let outcome = super::run_loaded(
         &cfg,
@@ -200,6 +212,9 @@ fn not_run(trees: &Path) -> Vec<(String, String)> {
     v
 }
 
+/// More trees tied at the exact MAP than this: said with the likely cause and the flag.
+const MANY_TIES: f64 = 1e6;
+
 /// A line on the trees that attain the exact MAP, from the trellis's `map_tree_count` rows of
 /// `board.parquet` (`None` where the trellis did not run).
 fn map_ties(board: &Path) -> Option<String> {
@@ -219,7 +234,12 @@ fn map_ties(board: &Path) -> Option<String> {
             format!("{v:.3e}")
         }
     };
-    let rule = "the trellis returns one of them, the first in its split order at every cluster (so the order of the points decides which), and its scores (purity, ...) are that one tree's; see leaderboard.md";
+    let flat = if most > MANY_TIES {
+        "; so many ties mean the energy barely tells the trees apart (on points: columns on very different scales make every pair of points correlate alike; pass --standardize)"
+    } else {
+        ""
+    };
+    let rule = format!("the trellis returns one of them, the first in its split order at every cluster (so the order of the points decides which), and its scores (purity, ...) are that one tree's; see leaderboard.md{flat}");
     match counts.len() {
         0 => None,
         1 if most <= 1.0 => {

@@ -120,6 +120,9 @@ pub struct ExactLimit {
     pub limit: usize,
     /// Why, in one or two sentences (no newline).
     pub why: String,
+    /// What it means for the file's instances, in words for the terminal (empty when the file
+    /// could not be sized or the limit was given).
+    pub file: String,
 }
 
 /// The limit for instances of `sizes` leaves (see the [module docs](self)), with `usable`
@@ -141,11 +144,18 @@ pub fn choose(sizes: &[usize], model: ExactModel, work: Work, usable: Option<u64
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let within = sizes.iter().filter(|&&n| n <= limit).count();
     let at = |n: usize| {
-        format!(
-            "about {} and {} at N = {n}",
+        let (t, b) = (
             human_seconds(work.seconds(model, n)),
-            human_bytes(model.bytes(n))
-        )
+            human_bytes(model.bytes(n)),
+        );
+        let about = |s: String| {
+            if s.starts_with("far") {
+                s
+            } else {
+                format!("about {s}")
+            }
+        };
+        format!("{} and {} at N = {n}", about(t), about(b))
     };
     let bound = if limit == MOST {
         format!("{MOST}, the most chosen for any file ({})", at(MOST))
@@ -175,9 +185,34 @@ pub fn choose(sizes: &[usize], model: ExactModel, work: Work, usable: Option<u64
             at(largest)
         )
     };
+    let said = if sizes.is_empty() {
+        String::new()
+    } else if largest <= limit {
+        format!(
+            "the exact work on this file ({} instance{} of up to {largest} points) takes about {}",
+            sizes.len(),
+            if sizes.len() == 1 { "" } else { "s" },
+            human_seconds(total(limit))
+        )
+    } else if within == 0 {
+        format!(
+            "this file's {} of {largest} points {} above it ({}), so the exact trellis does not run",
+            if sizes.len() == 1 { "instance" } else { "instances, the largest" },
+            if sizes.len() == 1 { "is" } else { "are" },
+            at(largest)
+        )
+    } else {
+        format!(
+            "{within} of this file's {} instances are within it (about {}); the largest, of {largest} points, is not ({})",
+            sizes.len(),
+            human_seconds(total(limit)),
+            at(largest)
+        )
+    };
     ExactLimit {
         limit,
         why: format!("{bound}; {file}."),
+        file: said,
     }
 }
 

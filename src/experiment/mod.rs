@@ -140,6 +140,9 @@ pub struct Companion<'a> {
     pub text: &'a str,
     /// What may be at the path when it is written.
     pub expect: safe_fs::Expect,
+    /// A line for the terminal once every check has passed, just before the computing starts
+    /// (the exact trellis's estimate), if any.
+    pub say: Option<&'a str>,
 }
 
 /// Runs the loaded config `cfg` whose file is `path`. With a [`Companion`] the file does not
@@ -195,6 +198,9 @@ pub fn run_loaded(
         Outcome::UpToDate(dir)
     } else {
         let jobs = jobs::Jobs::journalled(&journal_path(&dir), &hash, shard)?;
+        if let Some(line) = companion.and_then(|c| c.say) {
+            eprintln!("{line}");
+        }
         let config = ConfigFile {
             path,
             hash: &config_hash,

@@ -27,6 +27,8 @@ pub enum DataKind {
     Points,
     /// A square similarity matrix.
     Similarity,
+    /// A square distance matrix.
+    Distance,
 }
 
 impl DataKind {
@@ -41,6 +43,54 @@ impl DataKind {
             (true, _) => DataKind::Jets,
             (false, true) => DataKind::Similarity,
             (false, false) => DataKind::Points,
+        }
+    }
+
+    /// The kind of `file` from the flags `--similarity` and `--distance` (at most one), with
+    /// the flags that apply to points only refused for the other kinds, in one line each.
+    pub fn of_flags(
+        file: &Path,
+        similarity: bool,
+        distance: bool,
+        opts: &Options,
+    ) -> Result<DataKind> {
+        if similarity && distance {
+            bail!("--similarity and --distance both given; a matrix holds similarities (higher = more alike) or distances (0 = the same point): pass the one it holds");
+        }
+        let kind = match (Self::of(file, similarity), distance) {
+            (DataKind::Points, true) => DataKind::Distance,
+            (DataKind::Jets, true) => bail!(
+                "--distance: {} is a jets file (.json); --distance reads a square distance matrix",
+                file.display()
+            ),
+            (k, _) => k,
+        };
+        let what = match kind {
+            DataKind::Points => return Ok(kind),
+            DataKind::Jets => "a jets file (.json) has no columns",
+            _ => "a matrix names its points in its header and holds no other columns",
+        };
+        for (flag, set) in [
+            ("--label-column", opts.label_column.is_some()),
+            ("--names-column", opts.names_column.is_some()),
+            ("--standardize", opts.standardize),
+        ] {
+            if set {
+                bail!("{flag} applies to a points table; {what}: drop the flag");
+            }
+        }
+        if kind == DataKind::Jets && similarity {
+            bail!("--similarity: {} is a jets file (.json); --similarity reads a square similarity matrix", file.display());
+        }
+        Ok(kind)
+    }
+
+    /// The board source that reads it.
+    fn source(self) -> &'static str {
+        match self {
+            DataKind::Jets | DataKind::Points => "file",
+            DataKind::Similarity => "similarity_matrix",
+            DataKind::Distance => "distance_matrix",
         }
     }
 }
@@ -58,6 +108,10 @@ pub struct Options {
     pub methods: Option<Vec<String>>,
     /// The points file's label column.
     pub label_column: Option<String>,
+    /// The points file's names column.
+    pub names_column: Option<String>,
+    /// Whether the points' columns are standardised.
+    pub standardize: bool,
     /// The largest N the exact trellis takes (`None`: chosen for the file and the machine).
     pub max_exact_leaves: Option<usize>,
 }
@@ -139,17 +193,14 @@ pub fn check_board_data(text: &str, what: &str) -> Result<()> {
 
 /// The sizes (leaves or points) of the instances a board config reads from `file`.
 fn instance_sizes(kind: DataKind, file: &Path, opts: &Options) -> Result<Vec<usize>> {
-    let source = match kind {
-        DataKind::Similarity => "similarity_matrix",
-        _ => "file",
-    };
     let mut spec = format!(
-        "name = {}\nsource = \"{source}\"\npath = {}\n",
+        "name = {}\nsource = \"{}\"\npath = {}\n",
         quoted(&opts.name),
+        kind.source(),
         quoted(&file.display().to_string())
     );
-    if let (DataKind::Points, Some(l)) = (kind, &opts.label_column) {
-        spec.push_str(&format!("label_column = {}\n", quoted(l)));
+    if kind == DataKind::Points {
+        spec.push_str(&points_keys(opts, &Decisions::default()));
     }
     let spec: super::board::data::DatasetSpec =
         toml::from_str(&spec).context("the data file's dataset entry")?;
@@ -174,6 +225,7 @@ pub fn exact_limit(
             ExactLimit {
                 limit: l,
                 why: format!("{l}, as given."),
+                file: String::new(),
             },
             sizes,
         ));
@@ -200,6 +252,37 @@ pub fn exact_limit(
     ))
 }
 
+/// Says on the terminal, before any work, up to which N the exact trellis runs and what it
+/// costs by the cost model (on idle cores).
+pub fn say_exact_limit(limit: &ExactLimit) {
+    if let Some(line) = exact_limit_line(limit) {
+        eprintln!("{line}");
+    }
+}
+
+/// What `cluster` says just before it computes: the reader's decisions, which its config now
+/// states, and the exact trellis's estimate.
+pub fn before_computing(limit: &ExactLimit, d: &Decisions) -> Option<String> {
+    let mut lines: Vec<String> = [&d.names_column, &d.label_column]
+        .into_iter()
+        .flatten()
+        .map(|(_, why)| format!("note: {why}"))
+        .collect();
+    lines.extend(exact_limit_line(limit));
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The line [`say_exact_limit`] prints (`None` when the file could not be sized or the limit
+/// was given).
+pub fn exact_limit_line(limit: &ExactLimit) -> Option<String> {
+    (!limit.file.is_empty()).then(|| {
+        format!(
+            "exact trellis: up to N = {}; {} (times by the cost model, on idle cores)",
+            limit.limit, limit.file
+        )
+    })
+}
+
 /// `text` as `# ` comment lines of at most about 96 columns.
 fn comment(text: &str) -> String {
     let mut out = String::new();
@@ -218,14 +301,108 @@ fn comment(text: &str) -> String {
     out
 }
 
-/// The text of a board config that runs every method (or `opts.methods`) on `file`, with the
-/// exact trellis up to `limit` leaves.
-pub fn board_config(kind: DataKind, file: &Path, opts: &Options, limit: &ExactLimit) -> String {
-    let (source, what) = match kind {
-        DataKind::Jets => ("file", "a jets JSON (data/ginkgo_jets schema): judged by the Ginkgo log-likelihood"),
-        DataKind::Points => ("file", "points, rows of features with a header: judged by the HCC energy over centred correlations, and by purity against the labels if any"),
-        DataKind::Similarity => ("similarity_matrix", "a square similarity matrix (header = point names): judged by Dasgupta's cost"),
+/// What the reader decided about a points file that the options did not say: written into the
+/// config uncommented, with the reason as a comment, so that the config states what ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decisions {
+    /// The label column found by itself, and why.
+    pub label_column: Option<(String, String)>,
+    /// The names column found by itself, and why.
+    pub names_column: Option<(String, String)>,
+}
+
+/// The decisions the reader makes on `file` (a points table) beyond `opts`; none for other
+/// kinds, for a file without a header (its columns have no names to write), or for a file that
+/// cannot be read (the run says why, in its place among the checks).
+pub fn decide(kind: DataKind, file: &Path, opts: &Options) -> Decisions {
+    use crate::data::matrix::{Column, MatrixSpec, PointMatrix};
+    let mut d = Decisions::default();
+    if kind != DataKind::Points {
+        return d;
+    }
+    let spec = MatrixSpec {
+        header: true,
+        infer: true,
+        label_column: opts.label_column.clone().map(Column::Name),
+        names_column: opts.names_column.clone().map(Column::Name),
+        ..MatrixSpec::default()
     };
+    let Ok(m) = PointMatrix::load(file, &spec) else {
+        return d;
+    };
+    if !m.has_header {
+        return d;
+    }
+    let why = |col: &str| {
+        let key = format!("{col:?}");
+        m.notes
+            .iter()
+            .find(|n| n.contains(&key) || (col.is_empty() && n.contains("row names")))
+            .cloned()
+            .unwrap_or_else(|| format!("column {key} was found by the reader"))
+    };
+    if opts.label_column.is_none() {
+        d.label_column = m.label_name.as_ref().map(|l| (l.clone(), why(l)));
+    }
+    if opts.names_column.is_none() {
+        d.names_column = m.names_name.as_ref().map(|l| (l.clone(), why(l)));
+    }
+    d
+}
+
+/// The points keys of a dataset entry: the label and names columns (given, or decided with the
+/// reason as a comment) and `standardize`.
+fn points_keys(opts: &Options, d: &Decisions) -> String {
+    let mut t = String::new();
+    for (key, given, decided, hint) in [
+        (
+            "label_column",
+            &opts.label_column,
+            &d.label_column,
+            "the column of each point's class, if any",
+        ),
+        (
+            "names_column",
+            &opts.names_column,
+            &d.names_column,
+            "the column of each point's name (leaf labels), if any",
+        ),
+    ] {
+        match (given, decided) {
+            (Some(c), _) => t.push_str(&format!("{key} = {}\n", quoted(c))),
+            (None, Some((c, why))) => {
+                t.push_str(&comment(&format!("Found by the reader: {why}")));
+                t.push_str(&format!("{key} = {}\n", quoted(c)));
+            }
+            (None, None) => t.push_str(&format!("# {key} = \"...\"   # {hint} (none found)\n")),
+        }
+    }
+    if opts.standardize {
+        t.push_str("standardize = true\n");
+    } else {
+        t.push_str(
+            "# standardize = true   # z-score every column first (columns on different scales)\n",
+        );
+    }
+    t
+}
+
+/// The text of a board config that runs every method (or `opts.methods`) on `file`, with the
+/// exact trellis up to `limit` leaves and the reader's decisions `d`.
+pub fn board_config(
+    kind: DataKind,
+    file: &Path,
+    opts: &Options,
+    limit: &ExactLimit,
+    d: &Decisions,
+) -> String {
+    let what = match kind {
+        DataKind::Jets => "a jets JSON (data/ginkgo_jets schema): judged by the Ginkgo log-likelihood",
+        DataKind::Points => "points, rows of features with a header: judged by the HCC energy over centred correlations, and by purity against the labels if any",
+        DataKind::Similarity => "a square similarity matrix (header = point names): judged by Dasgupta's cost",
+        DataKind::Distance => "a square distance matrix (header = point names): average linkage on the distances, Dasgupta's cost on max(D) - D",
+    };
+    let source = kind.source();
     let mut t = format!(
         "# Every tree-building method on one file of your own (trellis-lab board kind).\n\
          #   trellis-lab run THIS.toml   ->  <output_dir>/<name>/: board.parquet (every method's\n\
@@ -260,12 +437,7 @@ pub fn board_config(kind: DataKind, file: &Path, opts: &Options, limit: &ExactLi
         quoted(&file.display().to_string())
     ));
     if kind == DataKind::Points {
-        match &opts.label_column {
-            Some(l) => t.push_str(&format!("label_column = {}\n", quoted(l))),
-            None => t.push_str(
-                "# label_column = \"label\"   # the column of each point's class, if any\n",
-            ),
-        }
+        t.push_str(&points_keys(opts, d));
     }
     t
 }
@@ -317,6 +489,8 @@ mod tests {
             output_dir: "results".into(),
             methods: None,
             label_column: Some("kind".into()),
+            names_column: None,
+            standardize: false,
             max_exact_leaves: Some(12),
         }
     }
@@ -325,6 +499,7 @@ mod tests {
         ExactLimit {
             limit: 12,
             why: "12, as given.".into(),
+            file: String::new(),
         }
     }
 
@@ -332,13 +507,34 @@ mod tests {
     fn configs_written_for_a_file_parse_and_validate() {
         let reg = Registry::builtin();
         let base = Path::new("/tmp");
-        for kind in [DataKind::Jets, DataKind::Points, DataKind::Similarity] {
-            let text = board_config(kind, Path::new("/data/it's \"odd\".csv"), &opts(), &limit());
+        for kind in [
+            DataKind::Jets,
+            DataKind::Points,
+            DataKind::Similarity,
+            DataKind::Distance,
+        ] {
+            let d = Decisions {
+                names_column: Some(("".into(), "R's row names".into())),
+                ..Decisions::default()
+            };
+            let text = board_config(
+                kind,
+                Path::new("/data/it's \"odd\".csv"),
+                &opts(),
+                &limit(),
+                &d,
+            );
             config::parse_in(&reg, &text, base).unwrap_or_else(|e| panic!("{kind:?}: {e}\n{text}"));
         }
         let mut o = opts();
         o.methods = Some(vec!["trellis".into(), "greedy".into()]);
-        let text = board_config(DataKind::Points, Path::new("/d/p.csv"), &o, &limit());
+        let text = board_config(
+            DataKind::Points,
+            Path::new("/d/p.csv"),
+            &o,
+            &limit(),
+            &Decisions::default(),
+        );
         let cfg = config::parse_in(&reg, &text, base).unwrap();
         assert_eq!(cfg.experiment.output_dir, PathBuf::from("/tmp/results"));
         // Jets within the limit; one above it (dropped by max_leaves); none within (no trellis).

@@ -101,3 +101,15 @@ pub fn config_copy(
     std::fs::write(&path, edit(copy)).unwrap();
     path
 }
+
+/// `trellis-lab cluster FILE --output-dir OUT EXTRA...`.
+pub fn cluster_into(out: &Path, file: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "cluster".to_string(),
+        file.display().to_string(),
+        "--output-dir".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    bin().args(&args).output().unwrap()
+}

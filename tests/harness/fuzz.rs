@@ -392,18 +392,26 @@ fn point_matrices() {
             header: true,
             label_column: Some(Column::Name("label".into())),
             infer: false,
+            ..MatrixSpec::default()
         },
         MatrixSpec {
             delimiter: Some(Delimiter::Tab),
             header: true,
             label_column: Some(Column::Name("animal".into())),
             infer: false,
+            ..MatrixSpec::default()
         },
         MatrixSpec {
             delimiter: Some(Delimiter::Whitespace),
             header: false,
             label_column: Some(Column::Index(0)),
             infer: false,
+            ..MatrixSpec::default()
+        },
+        MatrixSpec {
+            header: true,
+            infer: true,
+            ..MatrixSpec::default()
         },
         MatrixSpec::default(),
     ];

@@ -7,6 +7,7 @@ mod common;
 mod configs;
 mod determinism;
 mod exact_queries;
+mod exports;
 mod faults;
 mod fuzz;
 mod merge_scores;

@@ -23,14 +23,7 @@ fn ok(out: Output) -> Output {
 }
 
 fn cluster(out: &Path, file: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "cluster".to_string(),
-        file.display().to_string(),
-        "--output-dir".into(),
-        out.display().to_string(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    bin().args(&args).output().unwrap()
+    crate::common::cluster_into(out, file, extra)
 }
 
 /// `check` passes on the properties and says that reference numbers were skipped.
@@ -368,7 +361,7 @@ fn a_headerless_table_keeps_its_first_row_and_says_so() {
     let dir = scratch("own_data", "headerless");
     let err = said(&dir, "points_headerless.tsv", "average_linkage");
     assert!(
-        err.contains("holds only numbers, so it is read as a point") && err.contains("14 points"),
+        err.contains("only numbers, so it is read as a point") && err.contains("14 points"),
         "{err}"
     );
     let res = dir.join("points_headerless");
@@ -411,11 +404,14 @@ fn a_label_column_is_found_by_itself_and_the_fix_names_the_flag() {
         &dir.join("sim.txt"),
         &["--similarity", "--methods", "greedy"],
     ));
-    // Two columns of text: which they are, and the flag that names the labels.
-    write(&dir.join("two.csv"), "a,kind,b,c\n1,x,y,2\n3,x,z,4\n");
+    // Three columns of text: the labels (values repeat), the names (every value differs), and
+    // one too many, named with the flags.
+    write(&dir.join("two.csv"), "a,kind,b,c,d\n1,x,y,2,p\n3,x,z,4,q\n");
     let err = one_line_error(&cluster(&dir, &dir.join("two.csv"), &[]));
     assert!(
-        err.contains("2 columns hold text") && err.contains("--label-column NAME"),
+        err.contains("column \"d\" holds text too")
+            && err.contains("--label-column")
+            && err.contains("--names-column"),
         "{err}"
     );
 }

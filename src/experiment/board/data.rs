@@ -28,8 +28,11 @@
 //! - `"file"`: a jets JSON (extension `.json`, [`JetDataset::load`]) or a CSV/TSV matrix with a
 //!   header ([`PointMatrix::load`](crate::data::matrix::PointMatrix::load)), rows = points, with
 //!   labels when `label_column` names one.
-//! - `"similarity_matrix"`: a square CSV/TSV similarity matrix (header = point names), one
-//!   instance judged by Dasgupta's cost ([`similarity`]).
+//! - `"similarity_matrix"`: a square similarity matrix (header = point names), one instance
+//!   judged by Dasgupta's cost ([`similarity`]).
+//! - `"distance_matrix"`: a square distance matrix (zero diagonal), one instance: average
+//!   linkage runs on the distances themselves (SciPy's `linkage(squareform(D), "average")`),
+//!   Dasgupta's cost on the similarities `max(D) − D` ([`similarity`] says why).
 //!
 //! Subsamples keep the data's row order (not grouped by class), so that no method's tie-breaking
 //! by index sees the classes; planted-partition graphs keep the generator's block order and jets
@@ -65,7 +68,7 @@ mod pool;
 pub mod similarity;
 
 /// The sources a dataset may name, in the order errors list them.
-pub const SOURCES: [&str; 9] = [
+pub const SOURCES: [&str; 10] = [
     "ginkgo",
     "ginkgo_test100",
     "pam50",
@@ -75,6 +78,7 @@ pub const SOURCES: [&str; 9] = [
     "coalescent_d1",
     "file",
     "similarity_matrix",
+    "distance_matrix",
 ];
 
 /// Most points of one instance of points: its similarity matrix holds `n²` numbers (2,000
@@ -147,6 +151,14 @@ pub struct DatasetSpec {
     /// For a "file" matrix: the header name of the column holding each point's class.
     #[serde(default)]
     pub label_column: Option<String>,
+    /// For a "file" matrix: the header name of the column holding each point's name (the leaf
+    /// labels; R's and pandas' row names are found by themselves).
+    #[serde(default)]
+    pub names_column: Option<String>,
+    /// For a "file" matrix: z-score every feature column (centre, unit variance) before any
+    /// method runs (default false), for columns on different scales.
+    #[serde(default)]
+    pub standardize: Option<bool>,
     /// For "planted_partition": sizes of the planted clusters (default: `points`, or 12, split
     /// into 3 clusters of near-equal size, larger first; at most 64 points in all).
     #[serde(default)]
@@ -206,10 +218,14 @@ pub enum InstanceData {
         /// over their features ([`correlation_similarities`]).
         similarities: Vec<f64>,
     },
-    /// A weighted graph (Dasgupta planted partition): judged by Dasgupta's cost.
+    /// A weighted graph (Dasgupta planted partition, a user's similarity or distance matrix):
+    /// judged by Dasgupta's cost.
     Graph {
         /// `n×n` row-major, symmetric, zero diagonal.
         similarities: Vec<f64>,
+        /// The distances the similarities were made from (`max(D) − D`), when the file held
+        /// distances: `n×n` row-major, symmetric, zero diagonal. Average linkage runs on them.
+        distances: Option<Vec<f64>>,
     },
 }
 
@@ -238,9 +254,21 @@ impl Instance {
                     row.iter().for_each(|&v| push(v));
                 }
             }
-            InstanceData::Graph { similarities } => {
-                push(3.0); // what kind of data follows
-                similarities.iter().for_each(|&v| push(v));
+            InstanceData::Graph {
+                similarities,
+                distances,
+            } => {
+                // What kind of data follows: similarities, or the distances they came from.
+                match distances {
+                    None => {
+                        push(3.0);
+                        similarities.iter().for_each(|&v| push(v));
+                    }
+                    Some(d) => {
+                        push(4.0);
+                        d.iter().for_each(|&v| push(v));
+                    }
+                }
             }
         }
         crate::experiment::staging::hash_bytes(&bytes)
@@ -251,7 +279,7 @@ impl Instance {
         match &self.data {
             InstanceData::Jet(j) => j.leaves.len(),
             InstanceData::Points { x, .. } => x.len(),
-            InstanceData::Graph { similarities } => side(similarities.len()),
+            InstanceData::Graph { similarities, .. } => side(similarities.len()),
         }
     }
 
@@ -259,7 +287,7 @@ impl Instance {
     pub fn similarities(&self) -> Option<&[f64]> {
         match &self.data {
             InstanceData::Jet(_) => None,
-            InstanceData::Points { similarities, .. } | InstanceData::Graph { similarities } => {
+            InstanceData::Points { similarities, .. } | InstanceData::Graph { similarities, .. } => {
                 Some(similarities)
             }
         }
@@ -352,6 +380,7 @@ enum Source {
     CoalescentD1,
     File,
     Similarity,
+    Distance,
 }
 
 impl Source {
@@ -366,6 +395,7 @@ impl Source {
             "coalescent_d1" => Source::CoalescentD1,
             "file" => Source::File,
             "similarity_matrix" => Source::Similarity,
+            "distance_matrix" => Source::Distance,
             _ => return None,
         })
     }
@@ -398,8 +428,16 @@ impl Source {
             Source::Planted => &["instances", "points", "cluster_sizes", "p_in", "p_out"],
             Source::CoalescentD1 => &["instances", "points"],
             Source::File if json => &["instances", "path", "min_leaves", "max_leaves"],
-            Source::File => &["instances", "points", "path", "label_column", "stratify"],
-            Source::Similarity => &["path"],
+            Source::File => &[
+                "instances",
+                "points",
+                "path",
+                "label_column",
+                "names_column",
+                "standardize",
+                "stratify",
+            ],
+            Source::Similarity | Source::Distance => &["path"],
         }
     }
 }
@@ -448,7 +486,7 @@ pub fn inputs(specs: &[DatasetSpec]) -> Vec<PathBuf> {
             Source::Pam50 => Pam50::files(&p).to_vec(),
             Source::Animals33 => vec![p.join("animals33_features.tsv")],
             Source::Usps => usps_files(&p).to_vec(),
-            Source::File | Source::Similarity => vec![p],
+            Source::File | Source::Similarity | Source::Distance => vec![p],
             Source::Ginkgo | Source::Planted | Source::CoalescentD1 => vec![],
         };
         for f in files {
@@ -560,7 +598,7 @@ pub fn instances_and_dropped(
 
 /// The datasets of `specs` under the master `seed` ([`Loaded`]).
 pub fn load(specs: &[DatasetSpec], seed: u64) -> Result<Loaded> {
-    let mut cache: HashMap<(Source, PathBuf, Option<String>), Rc<Pool>> = HashMap::new();
+    let mut cache: HashMap<(Source, PathBuf, pool::Read), Rc<Pool>> = HashMap::new();
     let mut out = Vec::new();
     let mut dropped = Vec::new();
     let mut read = Vec::new();
@@ -627,7 +665,7 @@ fn dataset(
     s: &DatasetSpec,
     source: Source,
     ds: u64,
-    cache: &mut HashMap<(Source, PathBuf, Option<String>), Rc<Pool>>,
+    cache: &mut HashMap<(Source, PathBuf, pool::Read), Rc<Pool>>,
     dropped: &mut Vec<Dropped>,
     about: &mut (String, Vec<String>),
 ) -> Result<Vec<Instance>> {
@@ -736,7 +774,10 @@ fn dataset(
                         dataset: s.name.clone(),
                         instance: format!("graph_{k}"),
                         names: (0..n).map(|v| format!("vertex {v}")).collect(),
-                        data: InstanceData::Graph { similarities },
+                        data: InstanceData::Graph {
+                            similarities,
+                            distances: None,
+                        },
                         labels: Some(g.labels),
                         classes: (1..=sizes.len()).map(|c| format!("cluster {c}")).collect(),
                     })
@@ -756,19 +797,30 @@ fn dataset(
                 })
                 .collect()
         }
-        Source::Similarity => {
+        Source::Similarity | Source::Distance => {
             let path = path.context("no path")?;
-            let inst = similarity::instance(&s.name, &path)?;
-            about.0 = format!("{}: a {n} × {n} similarity matrix", path.display(), n = inst.n());
-            Ok(vec![inst])
+            let kind = if source == Source::Distance {
+                similarity::Matrix::Distance
+            } else {
+                similarity::Matrix::Similarity
+            };
+            let read = similarity::instance(&s.name, &path, kind)?;
+            about.0 = read.about;
+            about.1 = read.notes;
+            Ok(vec![read.instance])
         }
         Source::Pam50 | Source::Animals33 | Source::Usps | Source::File => {
             let path = path.context("no path")?;
-            let ck = (source, path.clone(), s.label_column.clone());
+            let read = pool::Read {
+                label_column: s.label_column.clone(),
+                names_column: s.names_column.clone(),
+                standardize: s.standardize.unwrap_or(false),
+            };
+            let ck = (source, path.clone(), read.clone());
             let pool = match cache.get(&ck) {
                 Some(p) => p.clone(),
                 None => {
-                    let p = Rc::new(load_pool(source, &path, s.label_column.as_deref())?);
+                    let p = Rc::new(load_pool(source, &path, &read)?);
                     let why = format!("{}: exact duplicates of an earlier image", s.name);
                     dropped.extend(Dropped::of("images", &why, p.dropped.clone()));
                     cache.insert(ck, p.clone());

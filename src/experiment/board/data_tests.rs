@@ -16,6 +16,8 @@ fn spec(name: &str, source: &str) -> DatasetSpec {
         max_leaves: None,
         path: None,
         label_column: None,
+        names_column: None,
+        standardize: None,
         cluster_sizes: None,
         p_in: None,
         p_out: None,
@@ -276,7 +278,7 @@ fn planted_partition_graphs_follow_the_dasgupta_defaults() {
     assert_ne!(a[0], a[1]);
     assert_eq!(a[4].labels.as_deref().unwrap(), [0, 0, 0, 1, 1, 1, 2, 2]);
     // p_in = 1, p_out = 0: exactly the planted blocks.
-    let InstanceData::Graph { similarities } = &a[5].data else {
+    let InstanceData::Graph { similarities, .. } = &a[5].data else {
         panic!()
     };
     let l = a[5].labels.as_ref().unwrap();
@@ -355,16 +357,17 @@ fn file_matrix_with_a_label_column_and_jets_json() {
         note.contains("column \"kind\" holds text") && note.contains("--label-column kind"),
         "{note}"
     );
-    // Two columns of text: an error naming both and the flag.
-    std::fs::write(&csv, "x,kind,y\n1,a,b\n2,c,d\n").unwrap();
+    // Three columns of text (names, and two with every value distinct): an error naming the
+    // extra one and the flags.
+    std::fs::write(&csv, "x,kind,p,q\n1,a,b,e\n2,c,d,f\n").unwrap();
     let mut two = spec("two_texts", "file");
     two.path = Some(csv.clone());
     let e = format!("{:#}", instances(&resolved(vec![two]), 1).unwrap_err());
     std::fs::remove_file(&csv).ok();
     assert!(
-        e.contains("2 columns hold text")
-            && e.contains("\"kind\"")
-            && e.contains("--label-column NAME")
+        e.contains("column \"p\" holds text too")
+            && e.contains("--names-column")
+            && e.contains("--label-column")
             && e.contains("two_texts")
             && !e.contains('\n'),
         "{e}"

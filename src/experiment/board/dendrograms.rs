@@ -11,7 +11,9 @@
 //! figure grows with the leaves (13 px a leaf: 150 points make a figure about 2,100 px tall);
 //! above [`MAX_LEAVES`] no dendrogram is drawn, said on the terminal.
 
-use crate::experiment::chart::{save_chart, TimeDendrogramChart, TimeTreePanel};
+use crate::experiment::chart::{
+    save_chart, TimeDendrogramChart, TimeTreePanel, DISTINCT_CATEGORIES,
+};
 use crate::experiment::kind::Results;
 use crate::experiment::table::{str_column, u64_column};
 use crate::hierarchy::Hierarchy;
@@ -146,9 +148,26 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         } else {
             format!(", {} internal nodes", h.n_internal())
         };
+        // More classes than marker-and-colour pairs: no colours and no legend (two classes
+        // drawn alike would mislead), said in the title.
+        let classes = l.map_or(0, |l| l.classes.len());
+        let (l, note) = if classes > DISTINCT_CATEGORIES {
+            (
+                None,
+                format!(", {classes} classes: too many to tell apart, not coloured"),
+            )
+        } else {
+            (l, String::new())
+        };
+        let names = leaves.get(&(ds[k].clone(), inst[k].clone()));
+        let mut p = panel(method.clone(), &h, l);
+        if l.is_none() {
+            // The names still label the leaves.
+            p.leaf_labels = panel(method.clone(), &h, names).leaf_labels;
+        }
         let chart = TimeDendrogramChart {
-            title: format!("{}: the {method} tree ({n} points{shape})", ds[k]),
-            panels: vec![panel(method.clone(), &h, l)],
+            title: format!("{}: the {method} tree ({n} points{shape}{note})", ds[k]),
+            panels: vec![p],
             category_names: l.map(|l| l.classes.clone()).unwrap_or_default(),
             time_label: "cluster size: points below the node (log scale)".into(),
             log_time: false,

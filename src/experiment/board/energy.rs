@@ -64,7 +64,7 @@ impl Energy {
                     .context("points without correlations")?;
                 Energy::Hcc(CorrelationModel::new(weight_matrix(n, &w)?, 1.0)?)
             }
-            InstanceData::Graph { similarities } => {
+            InstanceData::Graph { similarities, .. } => {
                 Energy::Dasgupta(DasguptaModel::new(weight_matrix(n, similarities)?, 1.0)?)
             }
         }))

@@ -39,9 +39,15 @@ pub fn write(insts: &[Instance], seed: u64, ctx: &RunContext) -> Result<()> {
         for inst in list {
             let (rows, prefix): (Vec<Vec<f64>>, &str) = match &inst.data {
                 InstanceData::Points { x, .. } => (x.clone(), "x"),
-                InstanceData::Graph { similarities } => {
+                InstanceData::Graph {
+                    similarities,
+                    distances,
+                } => {
                     let n = inst.n();
-                    (similarities.chunks(n.max(1)).map(<[f64]>::to_vec).collect(), "s")
+                    match distances {
+                        Some(d) => (d.chunks(n.max(1)).map(<[f64]>::to_vec).collect(), "d"),
+                        None => (similarities.chunks(n.max(1)).map(<[f64]>::to_vec).collect(), "s"),
+                    }
                 }
                 InstanceData::Jet(_) => continue,
             };

@@ -7,7 +7,8 @@
 //!   (bitset clusters); the trellis needs `N <= max_exact_leaves`.
 //! - **Average linkage** (kodama, any N): on a jet, Euclidean distances of its leaves' features
 //!   (below); on points and graphs, `max(s) - s` of the similarities (average linkage of that
-//!   dissimilarity merges exactly as average linkage of the similarities).
+//!   dissimilarity merges exactly as average linkage of the similarities); on a distance
+//!   matrix, the distances themselves (SciPy's `linkage(squareform(D), "average")`).
 //! - **Euclidean average linkage and Ward linkage** (kodama, any N; what SciPy's
 //!   `linkage(X, "average")` and `linkage(X, "ward")` compute): Euclidean distances of the
 //!   points' raw features, as a user passing `X` to SciPy gets them (not standardised); on a
@@ -244,8 +245,22 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
                 // The one tree of one leaf (kodama takes no distances for no points).
                 return plain(Tree::leaf(0));
             }
-            let d = match inst.similarities() {
-                Some(sim) => {
+            let distances = match &inst.data {
+                InstanceData::Graph {
+                    distances: Some(d), ..
+                } => Some(d),
+                _ => None,
+            };
+            let d = match (distances, inst.similarities()) {
+                // A distance matrix: the distances themselves (SciPy's linkage of squareform(D)).
+                (Some(dist), _) => {
+                    let mut d = Vec::with_capacity(n * (n - 1) / 2);
+                    for i in 0..n {
+                        d.extend_from_slice(&dist[i * n + i + 1..(i + 1) * n]);
+                    }
+                    d
+                }
+                (None, Some(sim)) => {
                     let max = sim.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     let mut d = Vec::with_capacity(n * (n - 1) / 2);
                     for i in 0..n {
@@ -255,7 +270,7 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
                     }
                     d
                 }
-                None => euclidean_distances(&features(inst)?),
+                (None, None) => euclidean_distances(&features(inst)?),
             };
             linkage(d, n, kodama::Method::Average)
         }

@@ -32,6 +32,10 @@ pub(super) fn leaf_category_marker(c: Option<usize>) -> Marker {
     }
 }
 
+/// Categories that get a pair of colour and marker of their own ([`leaf_category_color`] ×
+/// [`leaf_category_marker`]); with more, two would be drawn alike, so callers draw none.
+pub const DISTINCT_CATEGORIES: usize = 18;
+
 /// Colour of leaves without a category.
 const UNKNOWN_GREY: RGBColor = RGBColor(150, 150, 150);
 
@@ -545,5 +549,24 @@ mod tests {
             height_label: "cluster size".into(),
         };
         save_chart(&dir.join("dendrograms_40"), 1400, 700, &big).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod distinct_tests {
+    use super::*;
+
+    #[test]
+    fn the_distinct_categories_have_distinct_colour_and_marker_pairs() {
+        let pair = |c: usize| (leaf_category_color(c), leaf_category_marker(Some(c)));
+        for a in 0..DISTINCT_CATEGORIES {
+            for b in a + 1..DISTINCT_CATEGORIES {
+                assert!(pair(a) != pair(b), "{a} and {b} are drawn alike");
+            }
+        }
+        assert!(
+            (0..DISTINCT_CATEGORIES).any(|a| pair(a) == pair(DISTINCT_CATEGORIES)),
+            "one more category repeats a pair: the limit is the palette's"
+        );
     }
 }

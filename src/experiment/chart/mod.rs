@@ -91,7 +91,7 @@ pub use bar::{BarChart, BarSeries};
 pub use color::{
     category_colors, distinct_color, diverging, qualitative_color, text_color_on, viridis,
 };
-pub use dendrogram::{DendrogramChart, DendrogramPanel};
+pub use dendrogram::{DendrogramChart, DendrogramPanel, DISTINCT_CATEGORIES};
 pub use dot_range::StripChart;
 pub use dot_range::{DotRangeChart, DotRangeRow};
 pub use format::{format_compact, format_seconds, format_seconds_pm};

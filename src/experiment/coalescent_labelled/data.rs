@@ -85,10 +85,9 @@ pub fn load(d: &DataSection) -> Result<Labelled> {
             Source::File => PointMatrix::load(
                 path,
                 &MatrixSpec {
-                    delimiter: None,
                     header: true,
                     label_column: d.label_column.clone(),
-                    infer: false,
+                    ..MatrixSpec::default()
                 },
             )?,
         };

@@ -363,10 +363,9 @@ fn read_continuous(d: &DataSection) -> Result<Dataset> {
                 PointMatrix::load(
                     path,
                     &MatrixSpec {
-                        delimiter: None,
                         header: true,
                         label_column: d.label_column.clone(),
-                        infer: false,
+                        ..MatrixSpec::default()
                     },
                 )?
             };

@@ -146,7 +146,7 @@ fn bad_data_is_refused_before_any_output() {
             "nan.csv",
             "a,b\n1,2\n3,NaN\n5,6\n7,8\n",
             "[[pydt.models]]\nname = \"G\"\n",
-            "not a finite",
+            "has a missing value (\"NaN\")",
         ),
         (
             "half.csv",

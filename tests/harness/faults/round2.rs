@@ -598,7 +598,7 @@ fn g13_messages_say_their_cause_once_and_stay_short() {
         ),
     );
     let err = one_line_error(&run(&cfg));
-    assert_eq!(err.matches("valid UTF-8").count(), 1, "{err}");
+    assert_eq!(err.matches("not UTF-8 text").count(), 1, "{err}");
     // A 10 MB label is not echoed whole, and 1e308 is not written with 309 digits.
     let label = "x".repeat(10 << 20);
     write(

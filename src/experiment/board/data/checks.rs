@@ -27,9 +27,11 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
             "path",
             s.path.is_some()
                 && source.default_folder().is_none()
-                && !matches!(source, Source::File | Source::Similarity),
+                && !matches!(source, Source::File | Source::Similarity | Source::Distance),
         ),
         ("label_column", s.label_column.is_some()),
+        ("names_column", s.names_column.is_some()),
+        ("standardize", s.standardize.is_some()),
         ("cluster_sizes", s.cluster_sizes.is_some()),
         ("p_in", s.p_in.is_some()),
         ("p_out", s.p_out.is_some()),
@@ -189,11 +191,12 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
         Source::CoalescentD1 => {
             points_in(2, MAX_POINTS, "points per data set")?;
         }
-        Source::Similarity => {
+        Source::Similarity | Source::Distance => {
             if s.path.is_none() {
                 return Err(format!(
-                    "{} is missing; source = \"similarity_matrix\" reads a square .csv/.tsv matrix with a header of point names (e.g. path = \"my_similarities.csv\")",
-                    key(i, "path")
+                    "{} is missing; source = {:?} reads a square matrix file with a header of point names (e.g. path = \"my_matrix.csv\")",
+                    key(i, "path"),
+                    s.source
                 ));
             }
         }
@@ -207,15 +210,17 @@ pub(super) fn validate_one(i: usize, s: &DatasetSpec) -> Result<(), String> {
             if json {
                 leaf_range(i, s.min_leaves.unwrap_or(1), s.max_leaves.unwrap_or(64))?;
             } else {
-                let ext = path
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .map(str::to_ascii_lowercase);
-                if !matches!(ext.as_deref(), Some("csv" | "tsv" | "tab")) {
+                if let Some(why) = crate::data::matrix::not_a_text_table(path) {
                     return Err(format!(
-                        "{} = {:?} must end in .json (jets), .csv or .tsv (a matrix with a header)",
+                        "{} = {:?}: {why}",
                         key(i, "path"),
                         path.display().to_string()
+                    ));
+                }
+                if s.names_column.is_some() && s.names_column == s.label_column {
+                    return Err(format!(
+                        "{} and label_column name the same column; a column holds the points' names or their classes, not both",
+                        key(i, "names_column")
                     ));
                 }
                 points_in(2, MAX_POINTS, "points per subsample")?;

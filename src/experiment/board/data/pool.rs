@@ -14,6 +14,14 @@ use rand::SeedableRng;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+/// How a user's points file is read: the columns the config names, and whether its columns are
+/// standardised.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Read {
+    pub label_column: Option<String>,
+    pub names_column: Option<String>,
+    pub standardize: bool,
+}
 
 /// Points with (optionally) a class each, from which instances are drawn.
 pub(super) struct Pool {
@@ -29,7 +37,6 @@ pub(super) struct Pool {
     /// The source in words: what was read, its size and labels.
     pub(super) about: String,
 }
-
 
 /// "3 classes: a 8, b 8, c 8" (the first few) for `class` over `classes`.
 fn class_counts(class: &[usize], classes: &[String]) -> String {
@@ -75,7 +82,7 @@ fn classes_of(labels: &[String]) -> (Vec<usize>, Vec<String>) {
     (class, classes)
 }
 
-pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>) -> Result<Pool> {
+pub(super) fn load_pool(source: Source, path: &Path, read: &Read) -> Result<Pool> {
     match source {
         Source::Pam50 => {
             let data = Pam50::load(path)?;
@@ -173,47 +180,107 @@ pub(super) fn load_pool(source: Source, path: &Path, label_column: Option<&str>)
                 notes: Vec::new(),
             })
         }
-        _ => {
-            let m = PointMatrix::load(
-                path,
-                &MatrixSpec {
-                    delimiter: None,
-                    header: true,
-                    label_column: label_column.map(|c| Column::Name(c.to_string())),
-                    infer: true,
-                },
-            )?;
-            let (class, classes) = match &m.labels {
-                Some(l) => {
-                    let (c, n) = classes_of(l);
-                    (Some(c), n)
-                }
-                None => (None, Vec::new()),
-            };
-            let labels = match (&class, &m.label_name) {
-                (Some(c), Some(l)) => {
-                    format!("labels from column {:?}, {}", crate::data::clip(l, 40), class_counts(c, &classes))
-                }
-                _ => "no labels".to_string(),
-            };
-            let about = format!(
-                "{}: {} points × {} features, {labels}",
-                path.display(),
-                m.n_points(),
-                m.dim()
-            );
-            // Rows by their 1-based number among the points (the header not counted).
-            Ok(Pool {
-                about,
-                rows: (0..m.n_points()).map(|k| m.row(k).to_vec()).collect(),
-                class,
-                classes,
-                dropped: Vec::new(),
-                names: (1..=m.n_points()).map(|k| format!("row {k}")).collect(),
-                notes: m.notes.clone(),
-            })
-        }
+        _ => file_pool(path, read),
     }
+}
+
+/// A user's points file as a pool: names, labels, and the columns standardised when asked (a
+/// note says when their scales differ by more than [`SCALE_RATIO`] and they are not).
+fn file_pool(path: &Path, read: &Read) -> Result<Pool> {
+    let mut m = PointMatrix::load(
+        path,
+        &MatrixSpec {
+            header: true,
+            label_column: read.label_column.clone().map(Column::Name),
+            names_column: read.names_column.clone().map(Column::Name),
+            infer: true,
+            ..MatrixSpec::default()
+        },
+    )?;
+    let (class, classes) = match &m.labels {
+        Some(l) => {
+            let (c, n) = classes_of(l);
+            (Some(c), n)
+        }
+        None => (None, Vec::new()),
+    };
+    let clip = crate::data::clip;
+    let mut parts = vec![format!("{} points × {} features", m.n_points(), m.dim())];
+    if let Some(d) = m.dialect.describe() {
+        parts[0] = format!("{} (read with {d})", parts[0]);
+    }
+    match &m.names_name {
+        Some(c) if c.is_empty() => parts.push("names from the unnamed first column".into()),
+        Some(c) => parts.push(format!("names from column {:?}", clip(c, 40))),
+        None => {}
+    }
+    match (&class, &m.label_name) {
+        (Some(c), Some(l)) => parts.push(format!(
+            "labels from column {:?}, {}",
+            clip(l, 40),
+            class_counts(c, &classes)
+        )),
+        _ => parts.push("no labels".into()),
+    }
+    let mut rows: Vec<Vec<f64>> = (0..m.n_points()).map(|k| m.row(k).to_vec()).collect();
+    let mut notes = std::mem::take(&mut m.notes);
+    if read.standardize {
+        crate::data::standardize(&mut rows);
+        parts.push("columns standardised (z-scores)".into());
+    } else if let Some(note) = scale_note(&m) {
+        notes.push(note);
+    }
+    if m.names.as_ref().is_some_and(|v| *v == m.features) {
+        notes.push(format!(
+            "{} looks like a square matrix (its row names equal its column names): if it holds similarities or distances between the points, pass --similarity or --distance (source = \"similarity_matrix\" or \"distance_matrix\")",
+            path.display()
+        ));
+    }
+    let names = m
+        .names
+        .take()
+        .unwrap_or_else(|| (1..=rows.len()).map(|k| format!("row {k}")).collect());
+    Ok(Pool {
+        about: format!("{}: {}", path.display(), parts.join(", ")),
+        rows,
+        class,
+        classes,
+        dropped: Vec::new(),
+        names,
+        notes,
+    })
+}
+
+/// Columns whose standard deviations differ by more than this are said to be on different
+/// scales (a mass in grams beside lengths in millimetres: the largest drowns the others).
+pub(super) const SCALE_RATIO: f64 = 100.0;
+
+/// The note for a matrix whose column scales differ by more than [`SCALE_RATIO`], naming the
+/// widest and the narrowest column and the flag.
+fn scale_note(m: &PointMatrix) -> Option<String> {
+    let n = m.n_points();
+    if n < 2 {
+        return None;
+    }
+    let sd = |j: usize| {
+        let mean = (0..n).map(|i| m.row(i)[j]).sum::<f64>() / n as f64;
+        ((0..n).map(|i| (m.row(i)[j] - mean).powi(2)).sum::<f64>() / n as f64).sqrt()
+    };
+    let sds: Vec<(f64, usize)> = (0..m.dim()).map(|j| (sd(j), j)).filter(|s| s.0 > 0.0).collect();
+    let (lo, hi) = (
+        sds.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0))?,
+        sds.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?,
+    );
+    (hi.0 > SCALE_RATIO * lo.0).then(|| {
+        format!(
+            "the columns' scales differ by {:.0}x (standard deviation {:.3} for {:?}, {:.3} for {:?}): the widest decides the correlations between points and the others barely count; pass --standardize (standardize = true in a config) to give every column unit variance",
+            hi.0 / lo.0,
+            hi.0,
+            crate::data::clip(&m.features[hi.1], 30),
+            lo.0,
+            crate::data::clip(&m.features[lo.1], 30)
+        )
+    })
 }
 
 /// The instances of a pool: every point once (`points` unset or the pool's size), else
