@@ -55,12 +55,30 @@ pub fn generate_jets(
     Ok(ds.jets.into_iter().map(|inner| Jet { inner }).collect())
 }
 
-/// Average linkage (UPGMA) on an `(n, n)` similarity array.
+/// Average linkage (UPGMA) on an `(n, n)` similarity array, any `n`: the crate's
+/// `search::scipy_average_linkage`, which the command line's board runs too (SciPy's tree and
+/// tie rule, heights `max(s) - mean similarity`).
 #[pyfunction]
-pub fn average_linkage(similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
-    let w = weight_matrix(similarity, "similarity")?;
-    let t = trellis_core::search::average_linkage(&w).map_err(value_error)?;
-    Tree::from_binary(&t)
+pub fn average_linkage(py: Python<'_>, similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
+    let a = crate::float_matrix(similarity, "similarity", |r, c| {
+        if r != c {
+            return Err(PyValueError::new_err(format!(
+                "similarity has shape ({r}, {c}); pass a square (n, n) array"
+            )));
+        }
+        // The n(n - 1)/2 dissimilarities kodama clusters.
+        let pairs = r as f64 * r.saturating_sub(1) as f64 / 2.0;
+        trellis_core::memory::check_fits(&format!("average linkage of {r} points"), 8.0 * pairs)
+            .map_err(|e| PyValueError::new_err(format!("{e}; pass fewer points")))
+    })?;
+    let n = a.shape()[0];
+    let s: Vec<f64> = match a.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => a.as_array().iter().copied().collect(),
+    };
+    py.detach(|| trellis_core::search::scipy_average_linkage(&s, n))
+        .map(Tree::from_hierarchy)
+        .map_err(value_error)
 }
 
 /// The exact MAP tree and value alone (the MAP-only trellis: the same bits as the full

@@ -4,12 +4,15 @@ pyarrow frames (compared here with what pyarrow reads directly), `check` runs th
 every failure is a one-line error: no executable, a bad config, a missing folder, a missing
 library."""
 
+import csv
 import json
 import os
 import pathlib
+import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import pyarrow.types as pat
 import pytest
 
 import trellis_lab as tl
@@ -38,6 +41,23 @@ def smoke(tmp_path_factory, exe):
     return cfg, res
 
 
+def same_as_arrow(frame, table):
+    """The pandas `frame` holds the pyarrow `table`: every integer column as pandas' nullable
+    integer of its width and sign with the same values (a null as pd.NA), never float64, and
+    every other column as pyarrow's to_pandas gives it."""
+    pd = pytest.importorskip("pandas")
+    ints = [f.name for f in table.schema if pat.is_integer(f.type)]
+    for f in table.schema:
+        if f.name in ints:
+            sign = "UInt" if pat.is_unsigned_integer(f.type) else "Int"
+            assert str(frame[f.name].dtype) == f"{sign}{f.type.bit_width}", f.name
+            got = [None if v is pd.NA else int(v) for v in frame[f.name]]
+            assert got == table.column(f.name).to_pylist(), f.name
+    assert list(frame.columns) == table.column_names
+    pd.testing.assert_frame_equal(frame.drop(columns=ints), table.drop_columns(ints).to_pandas())
+    return ints
+
+
 def test_run_reads_every_table_as_pyarrow_reads_it(smoke):
     pd = pytest.importorskip("pandas")
     cfg, res = smoke
@@ -49,7 +69,7 @@ def test_run_reads_every_table_as_pyarrow_reads_it(smoke):
         direct = pq.read_table(folder / f"{name}.parquet")
         assert isinstance(frame, pd.DataFrame)
         assert frame.shape == (direct.num_rows, direct.num_columns)
-        pd.testing.assert_frame_equal(frame, direct.to_pandas())
+        same_as_arrow(frame, direct)
     assert res["jets"] is res.tables["jets"]
     with pytest.raises(KeyError, match="the tables are: jets, table1"):
         res["nope"]
@@ -72,6 +92,46 @@ def test_arrow_and_polars_frames(smoke):
     for name, frame in frames.tables.items():
         assert isinstance(frame, pl.DataFrame)
         assert frame.equals(pl.from_arrow(pq.read_table(res.path / f"{name}.parquet")))
+
+
+def test_a_seed_read_back_reruns_the_command_lines_tree(tmp_path, exe):
+    # The board writes each job's 64-bit seed to trees.parquet, null for a method that did not
+    # run (kt on points): pyarrow's to_pandas would make that column float64 and round every
+    # seed. read_results keeps them exact, and MPOST2 and the DDT rerun from Python with them on
+    # the columns the board feeds them (standardised) build the command line's trees.
+    pd = pytest.importorskip("pandas")
+    data = ROOT / "data" / "examples" / "points_labelled.csv"
+    command = [exe, "cluster", str(data), "--label-column", "kind", "--methods", "mpost2,ddt,kt",
+               "--seed", "8747788778420828063", "--output-dir", str(tmp_path)]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    res = tl.read_results(tmp_path / "points_labelled")
+    checked = set()
+    for name, frame in res.tables.items():
+        checked.update((name, c) for c in same_as_arrow(frame, pq.read_table(res.path / f"{name}.parquet")))
+    assert {("trees", "seed"), ("board", "n"), ("leaves", "leaf")} <= checked
+    trees = res.tables["trees"].set_index("method")
+    assert str(trees["seed"].dtype) == "UInt64" and trees.loc["kt", "seed"] is pd.NA
+    with open(data, newline="") as f:
+        rows = list(csv.DictReader(f))
+    x = [[float(r[k]) for k in r if k != "kind"] for r in rows]
+    z = tl.standardize(x)
+    for method, rerun in [
+        ("mpost2", lambda seed: tl.coalescent(z, "mpost2", seed=seed).tree),
+        ("ddt", lambda seed: tl.pydt_map(z, ddt=True, seed=seed).tree),
+    ]:
+        seed = int(trees.loc[method, "seed"])
+        # A seed float64 cannot hold (the rounded one gives another tree).
+        assert seed > 2**53 and int(float(seed)) != seed
+        tree = rerun(seed)
+        assert tree.newick() == trees.loc[method, "newick"], method
+        assert rerun(int(float(seed))).newick() != tree.newick(), method
+    # polars and pyarrow keep the exact integers too.
+    arrow = tl.read_results(res.path, as_="arrow").tables["trees"]
+    assert arrow.column("seed").to_pylist() == [None if v is pd.NA else int(v) for v in trees["seed"]]
+    pl = pytest.importorskip("polars")
+    frame = tl.read_results(res.path, as_="polars").tables["trees"]
+    assert frame["seed"].dtype == pl.UInt64
+    assert frame["seed"].to_list() == arrow.column("seed").to_pylist()
 
 
 def test_second_run_reads_the_same_folder_and_force_recomputes(smoke, exe, capsys):
@@ -97,7 +157,7 @@ def test_check_reads_the_verdicts(smoke, exe):
     checked = tl.check(res.path, executable=exe)
     direct = pq.read_table(res.path / "checks.parquet")
     assert checked.checks is not None and len(checked.checks) == direct.num_rows > 10
-    assert checked.checks.equals(direct.to_pandas())
+    same_as_arrow(checked.checks, direct)
     assert "checks" not in checked.tables
     assert bool(checked.checks["passed"].all())
     assert f"{direct.num_rows} rows: {direct.num_rows} passed, 0 failed" in repr(checked)

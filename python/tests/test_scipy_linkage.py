@@ -56,8 +56,12 @@ def newick_clusters(text):
 
 
 def scipy_clusters(x, method):
-    z = linkage(x, method)
-    n = len(x)
+    return linkage_clusters(linkage(x, method))
+
+
+def linkage_clusters(z):
+    """The leaf sets of the merges of a SciPy linkage matrix."""
+    n = len(z) + 1
     members = [frozenset([i]) for i in range(n)]
     for a, b, _, size in z:
         members.append(members[int(a)] | members[int(b)])

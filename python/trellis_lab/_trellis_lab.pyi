@@ -329,7 +329,13 @@ def generate_jets(
 ) -> list[Jet]:
     """`n` jets from the Ginkgo generator, drawn with `seed` as the configs draw them."""
 def average_linkage(similarity: npt.ArrayLike) -> Tree:
-    """Average linkage (UPGMA) on an (n, n) similarity array."""
+    """Average linkage (UPGMA) on an (n, n) symmetric similarity array, any n: the tree the
+    command line's board builds (`--methods average_linkage`), bit for bit, and SciPy's:
+    `scipy.cluster.hierarchy.linkage(squareform(c - S, checks=False), "average")` with c the
+    largest entry of S once its diagonal is read as 0 (the diagonal is otherwise ignored).
+    Ties between equal mean similarities (0/1 graphs have many) are broken by SciPy's rule,
+    the nearest-neighbour chain's (kodama's implementation of it). Node heights are c minus the
+    mean similarity between the merged clusters."""
 def map_trellis(
     jet: Optional[Jet] = None,
     *,

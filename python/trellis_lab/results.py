@@ -129,8 +129,22 @@ def _converter(as_: str) -> Callable[[Any], Any]:
         raise ValueError(f'as_ = {as_!r} is not known; use "pandas", "polars" or "arrow"')
     _need("pyarrow.parquet", "pyarrow", "reading trellis-lab results")
     if as_ == "pandas":
-        _need("pandas", "pandas", 'as_="pandas"')
-        return lambda t: t.to_pandas()
+        pd = _need("pandas", "pandas", 'as_="pandas"')
+        pa = importlib.import_module("pyarrow")
+        # Integer columns become pandas' nullable integers of the same width and sign, null or
+        # not: pyarrow's default turns a column with a null into float64, which rounds a 64-bit
+        # seed (8747788778420828063 would come back as 8.747788778420828e+18).
+        ints = {
+            pa.int8(): pd.Int8Dtype(),
+            pa.int16(): pd.Int16Dtype(),
+            pa.int32(): pd.Int32Dtype(),
+            pa.int64(): pd.Int64Dtype(),
+            pa.uint8(): pd.UInt8Dtype(),
+            pa.uint16(): pd.UInt16Dtype(),
+            pa.uint32(): pd.UInt32Dtype(),
+            pa.uint64(): pd.UInt64Dtype(),
+        }
+        return lambda t: t.to_pandas(types_mapper=ints.get)
     if as_ == "polars":
         pl = _need("polars", "polars", 'as_="polars"')
         return lambda t: pl.from_arrow(t)
@@ -172,6 +186,11 @@ def read_results(path: Union[str, "os.PathLike[str]"], as_: FrameKind = "pandas"
     every Parquet table (by its file's stem), manifest.json and, once the folder has been
     checked, checks.parquet, as pandas DataFrames (`as_="pandas"`, the default), polars
     DataFrames (`"polars"`) or pyarrow Tables (`"arrow"`), all read by pyarrow.
+
+    Integers stay exact: in pandas every integer column has pandas' nullable integer dtype of
+    its width and sign (`UInt64` for the 64-bit seeds of trees.parquet, `Int64`, ...; a null is
+    `pd.NA`), never float64, so that a seed read back reproduces its method's tree; polars and
+    pyarrow keep Arrow's integer types.
 
     Raises FileNotFoundError for a missing folder or one without manifest.json, ImportError
     naming the pip package when pyarrow, pandas or polars is missing."""

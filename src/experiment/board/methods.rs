@@ -7,8 +7,9 @@
 //!   (bitset clusters); the trellis needs `N <= max_exact_leaves`.
 //! - **Average linkage** (kodama, any N): on a jet, Euclidean distances of its leaves' features
 //!   (below); on points and graphs, `max(s) - s` of the similarities (average linkage of that
-//!   dissimilarity merges exactly as average linkage of the similarities); on a distance
-//!   matrix, the distances themselves (SciPy's `linkage(squareform(D), "average")`).
+//!   dissimilarity merges exactly as average linkage of the similarities), by
+//!   [`scipy_average_linkage`], SciPy's tree and tie rule, as Python's `average_linkage`; on a
+//!   distance matrix, the distances themselves (SciPy's `linkage(squareform(D), "average")`).
 //! - **Euclidean average linkage and Ward linkage** (kodama, any N; what SciPy's
 //!   `linkage(X, "average")` and `linkage(X, "ward")` compute): Euclidean distances of the
 //!   points' raw features, as a user passing `X` to SciPy gets them (not standardised); on a
@@ -29,7 +30,7 @@ use crate::model::ginkgo::FourVector;
 use crate::pydt::bp::Leaves;
 use crate::pydt::search::{greedy_search, Observations, SearchSettings};
 use crate::pydt::Params;
-use crate::search::{generalised_kt, KtAlgorithm};
+use crate::search::{generalised_kt, scipy_average_linkage, KtAlgorithm};
 use crate::tree::Tree;
 use anyhow::{bail, Context, Result};
 use rand::rngs::StdRng;
@@ -241,38 +242,30 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
         m if m.uses_energy() => plain(super::energy::best_tree(m, inst, s)?),
         BoardMethod::AverageLinkage => {
             let n = inst.n();
-            if n == 1 {
-                // The one tree of one leaf (kodama takes no distances for no points).
-                return plain(Tree::leaf(0));
-            }
-            let distances = match &inst.data {
-                InstanceData::Graph {
-                    distances: Some(d), ..
-                } => Some(d),
-                _ => None,
-            };
-            let d = match (distances, inst.similarities()) {
+            if let InstanceData::Graph {
+                distances: Some(dist),
+                ..
+            } = &inst.data
+            {
                 // A distance matrix: the distances themselves (SciPy's linkage of squareform(D)).
-                (Some(dist), _) => {
-                    let mut d = Vec::with_capacity(n * (n - 1) / 2);
-                    for i in 0..n {
-                        d.extend_from_slice(&dist[i * n + i + 1..(i + 1) * n]);
-                    }
-                    d
+                if n == 1 {
+                    return plain(Tree::leaf(0));
                 }
-                (None, Some(sim)) => {
-                    let max = sim.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let mut d = Vec::with_capacity(n * (n - 1) / 2);
-                    for i in 0..n {
-                        for j in i + 1..n {
-                            d.push(max - sim[i * n + j]);
-                        }
-                    }
-                    d
+                let mut d = Vec::with_capacity(n * (n - 1) / 2);
+                for i in 0..n {
+                    d.extend_from_slice(&dist[i * n + i + 1..(i + 1) * n]);
                 }
-                (None, None) => euclidean_distances(&features(inst)?),
-            };
-            linkage(d, n, kodama::Method::Average)
+                return linkage(d, n, kodama::Method::Average);
+            }
+            match inst.similarities() {
+                // The core crate's function, which Python's average_linkage calls too.
+                Some(sim) => Ok(Built {
+                    tree: scipy_average_linkage(sim, n)?,
+                    own_objective: None,
+                }),
+                None if n == 1 => plain(Tree::leaf(0)),
+                None => linkage(euclidean_distances(&features(inst)?), n, kodama::Method::Average),
+            }
         }
         BoardMethod::AverageEuclidean | BoardMethod::Ward => {
             let n = inst.n();

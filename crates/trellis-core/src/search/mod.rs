@@ -13,7 +13,7 @@ pub use beam::{
 };
 pub use greedy::{greedy, greedy_scored};
 pub use kt::{ee_generalised_kt, generalised_kt, KtAlgorithm};
-pub use linkage::average_linkage;
+pub use linkage::{average_linkage, scipy_average_linkage};
 
 use crate::subset::Subset;
 use crate::tree::Tree;
