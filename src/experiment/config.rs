@@ -59,11 +59,14 @@ pub struct ExperimentSection {
     pub kind: String,
 }
 
-/// A seed from a TOML integer (at least 0) or a string of digits (any u64).
+/// A seed from a TOML integer (at least 0), a JSON one (any u64, as a manifest holds it) or a
+/// string of digits (any u64).
 fn seed_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Seed {
+        // (A manifest's JSON holds any u64 as a number.)
+        Unsigned(u64),
         Int(i64),
         Text(String),
         Other(#[allow(dead_code)] serde::de::IgnoredAny),
@@ -74,6 +77,7 @@ fn seed_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         )
     };
     match Seed::deserialize(d)? {
+        Seed::Unsigned(u) => Ok(u),
         Seed::Int(i) => u64::try_from(i).map_err(|_| bad()),
         Seed::Text(s) => s.trim().parse().map_err(|_| bad()),
         Seed::Other(_) => Err(bad()),

@@ -201,10 +201,15 @@ pub fn run_loaded(
         if let Some(line) = companion.and_then(|c| c.say) {
             eprintln!("{line}");
         }
+        let replaces = match companion.map(|c| c.expect) {
+            Some(safe_fs::Expect::Hash(h)) => Some(format!("{h:016x}")),
+            _ => None,
+        };
         let config = ConfigFile {
             path,
             hash: &config_hash,
             generated: text.is_some(),
+            replaces: replaces.as_deref(),
         };
         execute(cfg, config, &hash, &dir, &jobs, None)?
     };
@@ -233,6 +238,9 @@ struct ConfigFile<'a> {
     hash: &'a str,
     /// Written by the program (`cluster`), not by a user.
     generated: bool,
+    /// The content hash of the program's earlier config at the path, which this one replaces
+    /// once the results are in place (a run killed between the two still knows it as its own).
+    replaces: Option<&'a str>,
 }
 
 /// Joins the finished shard folders `dirs` (all `N` shards of one config, run by this program
@@ -306,6 +314,7 @@ pub fn merge_shards_in(registry: &Registry, dirs: &[PathBuf]) -> Result<Outcome>
         path,
         hash: &config_hash,
         generated: false,
+        replaces: None,
     };
     execute(&cfg, config, &hash, &dir, &jobs, Some(count))
 }
@@ -364,6 +373,9 @@ fn execute(
         let staging = staging::Staging::new(dir)?;
         let mut manifest = staging::Manifest::new(&cfg.value, config.path, hash, threads);
         manifest.set("config_hash", config.hash);
+        if let Some(h) = config.replaces {
+            manifest.set("config_replaces", h);
+        }
         if config.generated {
             manifest.set("config_generated", true);
         }

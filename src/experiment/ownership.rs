@@ -5,7 +5,8 @@
 //! - it is a real folder (not a symbolic link, not a file),
 //! - its `manifest.json` parses, names this program (`"program": "trellis-lab"`, or the fields
 //!   every manifest of earlier versions has: `crate_version`, `program_hash`, `run_hash`) and
-//!   this results name (`config.experiment.name`),
+//!   this results name (`config.experiment.name`; under another name, a copy or a renamed
+//!   folder, only when it holds exactly the files its manifest lists, byte for byte),
 //! - and it holds nothing its manifest does not list, beside `checks.parquet` (written by
 //!   `check`). No name is taken on trust: a temporary file an interrupted `check` left there
 //!   makes the folder foreign too (the refusal names it).
@@ -105,14 +106,18 @@ pub fn why_not_ours_as(dir: &Path, name: &str) -> Option<String> {
     let named = manifest
         .pointer("/config/experiment/name")
         .and_then(Value::as_str);
+    // Under another name (a copy, a renamed folder): the program's only when it holds exactly
+    // what its manifest lists, byte for byte.
     if named != Some(name) {
-        return Some(format!(
-            "holds a manifest.json of results named {}, not {name:?}",
-            named.map_or("nothing".into(), |n| format!(
-                "{:?}",
-                super::config::clip(n, 60)
-            ))
-        ));
+        if let Some((_, change)) = super::staging::output_changes(dir, &manifest).first() {
+            return Some(format!(
+                "holds a manifest.json of results named {}, not {name:?}, and not exactly the files it lists ({change})",
+                named.map_or("nothing".into(), |n| format!(
+                    "{:?}",
+                    super::config::clip(n, 60)
+                ))
+            ));
+        }
     }
     let listed: Vec<&str> = manifest
         .get("outputs")

@@ -2,12 +2,12 @@
 //!
 //! Every page carries a generator line ([`GENERATOR_META`]), and the report keeps a list of the
 //! pages it wrote with their content hashes, `report/.trellis-report.json`. A file at a name
-//! the report writes (`index.html`, `report/<name>.html`) or prunes is the report's when the
-//! list names it with its current contents; where no list exists yet (a report of an earlier
-//! version), when it carries the generator line or the footer earlier versions wrote. Anything
-//! else (a user's `index.html`, `report/notes.html`, a page edited after the report wrote it,
-//! a link) is never replaced or deleted: writing over it is a one-line error before anything is
-//! written, and pruning passes it by.
+//! the report writes (`index.html`, `report/<name>.html`) or prunes is the report's only when
+//! the list names it with its current contents, byte for byte. Anything else (a user's
+//! `index.html`, `report/notes.html`, a page edited after the report wrote it, a link, and every
+//! page when the list is missing: a generator line proves the report once wrote a page, not that
+//! nobody edited it since) is never replaced or deleted: writing over it is a one-line error
+//! before anything is written, and pruning passes it by.
 
 use super::folder::PAGES_DIR;
 use crate::experiment::staging::{hash_file, hash_text, read_small};
@@ -88,14 +88,11 @@ impl Written {
                     "has changed since trellis-lab report wrote it (a user's edit or file)".into()
                 })
             }
-            None => {
-                let text = read_small(&path, 64 << 20).unwrap_or_default();
-                let legacy = text.starts_with("<!DOCTYPE html>")
-                    && text.contains("<footer>Generated ")
-                    && text.contains(" by trellis-lab ");
-                (!(text.contains(GENERATOR_META) || legacy))
-                    .then(|| "was not written by trellis-lab report".into())
-            }
+            // Without the list no page is provably the report's: its generator line proves only
+            // that the report once wrote it, not that nobody edited it since.
+            None => Some(format!(
+                "is not listed as written by trellis-lab report (the list of the pages it wrote, {PAGES_DIR}/{LIST}, is missing), so it may hold your edits"
+            )),
         }
     }
 
@@ -196,13 +193,10 @@ mod tests {
         std::fs::write(d.join("index.html"), "<html>my own page</html>").unwrap();
         let page = format!("<!DOCTYPE html>\n<head>{GENERATOR_META}</head>");
         std::fs::write(d.join("report/a.html"), &page).unwrap();
-        // No list yet: the generator line decides.
+        // No list: no page is provably the report's, not even one with the generator line.
         let w = Written::read(&d);
-        assert!(w
-            .why_not_ours("index.html")
-            .unwrap()
-            .contains("not written"));
-        assert_eq!(w.why_not_ours("report/a.html"), None);
+        assert!(w.why_not_ours("index.html").unwrap().contains("is missing"));
+        assert!(w.why_not_ours("report/a.html").is_some());
         assert_eq!(w.why_not_ours("report/absent.html"), None);
         let e = w
             .refuse_foreign(&page_paths(&["a".into()]))

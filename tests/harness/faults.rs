@@ -546,3 +546,6 @@ mod round3;
 
 #[path = "faults/round3_data.rs"]
 mod round3_data;
+
+#[path = "faults/owned_outputs.rs"]
+mod owned_outputs;

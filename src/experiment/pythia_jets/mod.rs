@@ -215,13 +215,20 @@ impl PythiaJetsSection {
                 ));
             }
         }
+        // A rate in a config is held to a jets file's range (its `lam`): one rule for both.
+        use crate::data::ginkgo::{MAX_VALUE, MIN_VALUE};
+        let rate = MIN_VALUE..=MAX_VALUE;
         if let LambdaChoice::Value(v) = self.lambda {
-            crate::experiment::config::positive("pythia_jets.lambda", v)?;
+            if !rate.contains(&v) {
+                return Err(format!(
+                    "pythia_jets.lambda = {v:e} must be between 1e-100 and 1e100, as a jets file's lam (larger rates overflow the likelihood's terms), e.g. 1.5"
+                ));
+            }
         }
         let [lo, hi] = self.lambda_range;
-        if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        if !(rate.contains(&lo) && rate.contains(&hi) && hi > lo) {
             return Err(format!(
-                "pythia_jets.lambda_range = [{lo}, {hi}] must satisfy 0 < low < high < inf, e.g. [0.05, 50.0]"
+                "pythia_jets.lambda_range = [{lo:e}, {hi:e}] must satisfy 1e-100 <= low < high <= 1e100 (a jets file's range for lam), e.g. [0.05, 50.0]"
             ));
         }
         if !(2..=200).contains(&self.scan_points) {

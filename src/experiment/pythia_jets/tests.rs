@@ -187,6 +187,15 @@ fn config_errors_are_one_line_and_name_the_key() {
         (format!("[pythia_jets]\nlambda = \"map\"\n{set}"), "pythia_jets.lambda"),
         (format!("[pythia_jets]\nlambda = -1.0\n{set}"), "pythia_jets.lambda"),
         (format!("[pythia_jets]\nlambda_range = [5.0, 1.0]\n{set}"), "pythia_jets.lambda_range"),
+        // A rate is held to a jets file's range for lam (one rule for both).
+        (
+            format!("[pythia_jets]\nlambda_range = [1e-300, 1e300]\n{set}"),
+            "pythia_jets.lambda_range = [1e-300, 1e300] must satisfy 1e-100 <= low < high <= 1e100",
+        ),
+        (
+            format!("[pythia_jets]\nlambda = 1e308\n{set}"),
+            "pythia_jets.lambda = 1e308 must be between 1e-100 and 1e100",
+        ),
         (format!("[pythia_jets]\nscan_points = 1\n{set}"), "pythia_jets.scan_points"),
         (format!("[pythia_jets]\nrank_cap = 0\n{set}"), "pythia_jets.rank_cap"),
         (format!("[pythia_jets]\nmax_leaves = 30\n{set}"), "max_leaves"),

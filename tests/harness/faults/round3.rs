@@ -13,7 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 /// Every file under `dir` (recursively, links not followed) with its bytes; folders as empty
 /// entries ending in `/`, links as `-> target`.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -61,20 +61,25 @@ fn cluster(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stderr(out: &Output) -> String {
+pub(super) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn ok(out: Output) -> Output {
+pub(super) fn ok(out: Output) -> Output {
     assert!(out.status.success(), "{}", stderr(&out));
     out
 }
 
-type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+pub(super) type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
 
 /// Starts `cmd` with the test pause `env` set to `ms` milliseconds and returns it once its
 /// stderr has said `marker`, with the rest of its stderr.
-fn paused_at(cmd: &mut Command, env: &str, ms: &str, marker: &str) -> (Child, StderrLines) {
+pub(super) fn paused_at(
+    cmd: &mut Command,
+    env: &str,
+    ms: &str,
+    marker: &str,
+) -> (Child, StderrLines) {
     let mut child = cmd.env(env, ms).stderr(Stdio::piped()).spawn().unwrap();
     let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
     for line in lines.by_ref() {
@@ -85,7 +90,7 @@ fn paused_at(cmd: &mut Command, env: &str, ms: &str, marker: &str) -> (Child, St
     (child, lines)
 }
 
-const COMMIT_PAUSE: &str = "TRELLIS_LAB_TEST_COMMIT_PAUSE_MS";
+pub(super) const COMMIT_PAUSE: &str = "TRELLIS_LAB_TEST_COMMIT_PAUSE_MS";
 
 #[test]
 fn h01_cluster_never_replaces_a_folder_it_did_not_write() {
@@ -216,7 +221,7 @@ fn h03_a_results_folder_that_holds_the_config_or_an_input_is_refused() {
 }
 
 /// A two-method board config on the bundled similarity matrix, named `name`, in `dir`.
-fn small_board(dir: &Path, name: &str) -> PathBuf {
+pub(super) fn small_board(dir: &Path, name: &str) -> PathBuf {
     config(
         dir,
         name,
@@ -266,7 +271,7 @@ fn h04_merge_refuses_a_foreign_results_folder() {
     assert!(res.join("manifest.json").is_file());
 }
 
-fn report(root: &Path) -> Output {
+pub(super) fn report(root: &Path) -> Output {
     bin()
         .args(["report", root.to_str().unwrap()])
         .output()

@@ -179,10 +179,11 @@ pub fn jet_bytes(n: usize) -> f64 {
     (std::mem::size_of::<Jet>() + 32 * n + 96 * 2 * n + 64) as f64
 }
 
-/// The smallest energy, `t_cut` or rate a jet may have (smaller ones underflow when squared).
-const MIN_VALUE: f64 = 1e-100;
+/// The smallest energy, `t_cut` or rate a jet may have (smaller ones underflow when squared);
+/// a rate given elsewhere (a config's λ) is held to the same range.
+pub const MIN_VALUE: f64 = 1e-100;
 /// The largest `t_cut` or rate a jet may have (larger ones overflow the likelihood's terms).
-const MAX_VALUE: f64 = 1e100;
+pub const MAX_VALUE: f64 = 1e100;
 
 impl Jet {
     /// Checks that the jet can be scored: 1 to 64 leaves, finite values, positive energies,
