@@ -199,12 +199,16 @@ pub fn sparse_map<M: PairModel>(model: &M, seeds: &[Hierarchy]) -> Result<Sparse
     drop(raw);
     let k = vs.size.len();
     let mut stat: Vec<Stat<M::Sums>> = vec![model.leaf(); k];
+    let mut pairs = 0usize;
     for v in 0..k {
-        if v.is_multiple_of(256) {
-            check_cancel(&cancel)?;
-        }
         let (a, b) = vs.split[v];
         if a != u32::MAX {
+            // Checked by pairs of leaves summed: a vertex's cross sum is up to N² / 4 of them.
+            pairs += vs.size[a as usize] * vs.size[b as usize];
+            if pairs > 1 << 20 {
+                pairs = 0;
+                check_cancel(&cancel)?;
+            }
             let cross = model.cross_of(&vs.leaves(a), &vs.leaves(b));
             stat[v] = stat[a as usize].join(&stat[b as usize], cross);
         }
