@@ -21,9 +21,9 @@ use anyhow::{bail, Context, Result};
 /// The most leaves of the mask path: above, points and graphs take the wide path.
 pub const MASK_LEAVES: usize = 64;
 
-/// Seconds of one unit of beam work ([`crate::wide::beam::work`]) on one core: the slowest
-/// measured on the development machine (an AMD EPYC, one thread: 25 to 45 ns at N = 100 to
-/// 500, beams of 100 to 3N, both energies), rounded up.
+/// Seconds of one unit of beam work ([`crate::wide::beam::work`]) on one core: above every
+/// measured on the development machine (an AMD EPYC, shared, one thread: 11 to 57 ns at N = 200
+/// to 2000, beams of 100 and 3N, both energies; 100 ns only at N = 100, a tenth of a second).
 pub const SECONDS_PER_UNIT: f64 = 60e-9;
 
 /// A points or graph instance's energy above [`MASK_LEAVES`] points.
