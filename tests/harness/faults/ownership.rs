@@ -600,7 +600,10 @@ fn report_destination_problems_are_found_before_computing() {
         &dir,
         &["Documents.csv", "--name", "mine", "--output-dir", "."],
     ));
-    assert!(err.contains("./index.html was not written"), "{err}");
+    assert!(
+        err.contains("./index.html is not listed as written"),
+        "{err}"
+    );
     assert_eq!(snapshot(&dir), before);
     // Refused before the methods ran (they take far longer than the checks).
     assert!(t0.elapsed().as_secs() < 30);
@@ -781,6 +784,20 @@ fn report_removes_only_what_it_listed() {
     write(&out.join("index.html.tmp-77"), "mine");
     write(&out.join("report/notes.html.tmp-78"), "mine");
     write(&out.join("report/.trellis-report.json.tmp-79"), "mine");
+    // Without the list the earlier pages are not provably the report's: refused, nothing touched.
+    let whole = snapshot(&out);
+    let err = one_line_error(&report(&out));
+    assert!(err.contains("is not listed as written"), "{err}");
+    assert_eq!(snapshot(&out), whole);
+    // The user moves the earlier pages away (the annotated copy stays): the report writes anew.
+    std::fs::remove_file(out.join("index.html")).unwrap();
+    for f in std::fs::read_dir(out.join("report")).unwrap() {
+        let p = f.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.contains("annotated") && !name.contains(".tmp-") {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
     let before: BTreeMap<String, Vec<u8>> = snapshot(&out)
         .into_iter()
         .filter(|(k, _)| k.contains("annotated") || k.contains(".tmp-"))
