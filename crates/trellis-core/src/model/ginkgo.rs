@@ -282,9 +282,14 @@ pub(crate) fn subset_table<S: Clone + Default>(
 ) -> Result<Vec<S>, ModelError> {
     let n = leaves.len();
     check_table_size(n)?;
+    // 2^24 subsets take about a second: the table stops when its computation is cancelled.
+    let cancel = crate::cancel::Cancel::new();
     let mut p = vec![[0.0; 4]; 1usize << n];
     let mut table = vec![S::default(); 1usize << n];
     for b in 1u64..(1u64 << n) {
+        if b.is_multiple_of(1 << 16) && cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
         let high = 63 - b.leading_zeros() as usize;
         let rest = b & !(1u64 << high);
         let mut q = p[rest as usize];

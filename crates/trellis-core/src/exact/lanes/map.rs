@@ -67,10 +67,14 @@ pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<Ma
     }));
     let mut map_split = vec![0u32; 1usize << n];
     let mut scored = 0u64;
+    // Made once: it reads every subset's statistics (2^24 of them at 24 leaves).
+    let k = Kernel::new(model, &stats, n);
+    if cancel.is_cancelled() {
+        return Err(ExactError::Cancelled);
+    }
     let upper = n - 3;
     for u in 0..=upper {
         let groups = super::groups_of_size(upper, u);
-        let k = Kernel::new(model, &stats, n);
         let done = &blocks;
         let outs: Vec<Option<GroupMap>> = groups
             .par_iter()

@@ -53,6 +53,7 @@ pub(super) struct Block {
 }
 
 /// What the Ginkgo kernel's scalar path needs: the model, every subset's statistics, the jet.
+#[derive(Clone, Copy)]
 pub(super) struct Kernel<'a> {
     pub(super) model: &'a GinkgoModel,
     pub(super) stats: &'a [GinkgoStat],
@@ -420,11 +421,16 @@ pub(super) fn build(
     }));
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
     let mut map_split = vec![0u32; 1usize << n];
+    // Made once: it reads every subset's statistics.
+    let kernel = Kernel::new(model, &stats, n);
+    if cancel.is_cancelled() {
+        return Err(ExactError::Cancelled);
+    }
     let upper = n - 3;
     for u in 0..=upper {
         let groups = groups_of_size(upper, u);
         let tables = Tables {
-            k: Kernel::new(model, &stats, n),
+            k: kernel,
             blocks: &blocks,
             cnt_hi: &cnt_hi,
         };
