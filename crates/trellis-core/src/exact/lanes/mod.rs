@@ -411,14 +411,20 @@ pub(super) fn build(
     let n_blocks = 1usize << (n - 3);
     let mut blocks: Vec<Block> = Vec::with_capacity(n_blocks);
     crate::memory::advise_huge_pages(&blocks);
-    blocks.extend(stats.chunks_exact(8).map(|c| Block {
-        lz: [f64::NEG_INFINITY; 8],
-        mp: [f64::NEG_INFINITY; 8],
-        ee: [0.0; 8],
-        cnt: [0; 8],
-        t: std::array::from_fn(|l| c[l].t),
-        q: std::array::from_fn(|l| c[l].sqrt_t),
-    }));
+    // Written (its pages first touched) a batch at a time between checks.
+    for batch in stats.chunks(8 << 16) {
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
+        blocks.extend(batch.chunks_exact(8).map(|c| Block {
+            lz: [f64::NEG_INFINITY; 8],
+            mp: [f64::NEG_INFINITY; 8],
+            ee: [0.0; 8],
+            cnt: [0; 8],
+            t: std::array::from_fn(|l| c[l].t),
+            q: std::array::from_fn(|l| c[l].sqrt_t),
+        }));
+    }
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
     let mut map_split = vec![0u32; 1usize << n];
     // Made once: it reads every subset's statistics.
