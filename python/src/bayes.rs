@@ -278,6 +278,11 @@ fn params_of((theta, alpha, c, sigma2): ParamTuple) -> Params {
 /// bits at any thread count. The board's `mpost2`/`mgreedy` row of an instance is
 /// `coalescent(x, method, seed=s)` with x the instance's standardised features and
 /// s = `splitmix64_mix(master_seed ^ hash_bytes("dataset/instance/method"))`.
+///
+/// Before the data are converted: at most 100,000 particles (the command line's limit), the
+/// pairwise tables and the particles at their largest within memory, and the time by the cost
+/// model (O(n³), times the particles for SMC): above a minute a `CostWarning`, above a day
+/// refused.
 #[pyfunction]
 #[pyo3(signature = (data, method = "mpost2", *, particles = Int::new(20), seed = Int::new(0), sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5, cancel = None), text_signature = "(data, method='mpost2', *, particles=20, seed=0, sigma2=None, phi=None, weight_mode='exact', resample_threshold=0.5, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
@@ -305,9 +310,17 @@ fn coalescent(
         parallel: true,
     };
     let x = points(data, |n, d| {
-        settings.particles = particles_within(particles, method, n)?;
-        trellis_core::coalescent::method::check_memory(method, n, settings.particles)
+        let p = particles_within(particles, method, n)?;
+        trellis_core::coalescent::method::check_memory(method, n, p)
             .map_err(|e| PyValueError::new_err(format!("data has shape ({n}, {d}): {e}")))?;
+        let what = format!("coalescent {:?} on {n} points", method.name());
+        let what = match method.variant() {
+            Some(_) => format!("{what} with {p} particles"),
+            None => what,
+        };
+        let fix = "cluster a subsample of the points, or fewer particles";
+        cost::announce(py, &what, cost::coalescent_seconds(method, n, p), fix)?;
+        settings.particles = p;
         Ok(rows_bytes(n, d))
     })?;
     let w = whitening(phi, sigma2, x[0].len())?;

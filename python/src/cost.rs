@@ -8,6 +8,8 @@ use crate::{count_in, Int};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
+use trellis_core::coalescent::method::Method;
+use trellis_core::coalescent::variants::Variant;
 use trellis_core::exact::human_seconds;
 
 create_exception!(
@@ -127,6 +129,19 @@ pub(crate) fn pydt_map_seconds(n: usize, d: usize, iterations: usize) -> f64 {
     let start = 1e-6 * n.powi(3) + 2e-3 * n;
     let step = 1e-2 + 1e-5 * n * n;
     (start + iterations as f64 * step) * (1.0 + d / 100.0)
+}
+
+/// Seconds of `coalescent` with `method` on `n` points: a greedy rule's O(n³) merges, or an
+/// SMC variant's `particles` particles each scoring every active pair at every merge (SMC1's
+/// race clocks about 3x more), fitted to n = 50..1600 (d = 2; the O(n² d) pairwise tables are
+/// small beside them).
+pub(crate) fn coalescent_seconds(method: Method, n: usize, particles: usize) -> f64 {
+    let cube = (n as f64).powi(3);
+    match method.variant() {
+        None => 1.4e-9 * cube,
+        Some(Variant::Smc1) => 1.5e-8 * particles as f64 * cube,
+        Some(_) => 4.5e-9 * particles as f64 * cube,
+    }
 }
 
 /// Seconds of `pydt_mcmc` on `n` points with `iterations` iterations of `moves` proposals
