@@ -51,11 +51,10 @@ fn points(
 
 /// `particles` within the command line's limit, said with what they would take over `n` points.
 fn particles_within(particles: Int, method: Method, n: usize) -> PyResult<usize> {
-    let asked = u64::try_from(particles.value()).unwrap_or(u64::MAX);
     let each = trellis_core::coalescent::method::particle_bytes(method, n);
     let why = format!(
         "the command line's limit (coalescent_synthetic.particles; the board's: 10000): over {n} points they may take up to {} ({} each); lower it",
-        trellis_core::exact::human_bytes(asked as f64 * each),
+        trellis_core::exact::human_bytes(particles.approx().max(0.0) * each),
         trellis_core::exact::human_bytes(each)
     );
     crate::count_in("particles", particles, 1, cost::PARTICLES, &why)

@@ -33,9 +33,14 @@ impl Int {
         Int { value, bits: 0 }
     }
 
-    /// The value, `i128::MAX` or `i128::MIN` beyond them.
-    pub(crate) fn value(&self) -> i128 {
-        self.value
+    /// The value as a float (beyond `i128`, the power of two of its bit length), for costs.
+    pub(crate) fn approx(&self) -> f64 {
+        match self.bits {
+            0 => self.value as f64,
+            b => 2f64
+                .powi(b.min(2000) as i32 - 1)
+                .copysign(self.value as f64),
+        }
     }
 }
 

@@ -77,15 +77,25 @@ pub(crate) const PARTICLES: u64 = 100_000;
 /// `name = v` as a count of at least `min` within `limit`, refused with the limit's key and
 /// what `v` units would cost.
 pub(crate) fn limited(name: &str, v: Int, min: usize, limit: &Limit) -> PyResult<usize> {
-    let units = u64::try_from(v.value()).unwrap_or(u64::MAX) as f64;
+    let units = v.approx().max(0.0);
     let why = format!(
-        "the command line's limit ({}): it would take about {} (one {} costs about {}); lower it",
+        "the command line's limit ({}): it would take {} (one {} costs about {}); lower it",
         limit.key,
-        human_seconds(units * limit.seconds),
+        about_seconds(units * limit.seconds),
         limit.unit,
         short_seconds(limit.seconds)
     );
     count_in(name, v, min, limit.most, &why)
+}
+
+/// "about 3.2 h", or "far beyond any machine (…)" without the "about".
+pub(crate) fn about_seconds(s: f64) -> String {
+    let t = human_seconds(s);
+    if t.starts_with("far") {
+        t
+    } else {
+        format!("about {t}")
+    }
 }
 
 /// Seconds below one in milliseconds ("50 ms", "0.1 ms"), others as `human_seconds`.
@@ -102,8 +112,8 @@ fn short_seconds(s: f64) -> String {
 pub(crate) fn announce(py: Python<'_>, what: &str, seconds: f64, fix: &str) -> PyResult<()> {
     if seconds > REFUSE_SECONDS {
         return Err(PyValueError::new_err(format!(
-            "{what} would take about {} by the cost model (measured on 2 cores), more than the day allowed; {fix}",
-            human_seconds(seconds)
+            "{what} would take {} by the cost model (measured on 2 cores), more than the day allowed; {fix}",
+            about_seconds(seconds)
         )));
     }
     if seconds > ANNOUNCE_SECONDS {

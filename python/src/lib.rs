@@ -257,8 +257,8 @@ impl Trellis {
         let n = self.trellis.n_leaves();
         let most = trellis_core::exact::rank::MAX_CAP;
         let why = format!(
-            "the command line's limit (board.rank_cap): counting that many trees above a tree of {n} leaves would take about {} by the cost model ({} ns per tree and leaf; {} for {most}); lower it",
-            trellis_core::exact::human_seconds(rank_seconds(n, &cap)),
+            "the command line's limit (board.rank_cap): counting that many trees above a tree of {n} leaves would take {} by the cost model ({} ns per tree and leaf; {} for {most}); lower it",
+            cost::about_seconds(rank_seconds(n, &cap)),
             trellis_core::exact::rank::NS_PER_TREE_AND_LEAF,
             trellis_core::exact::human_seconds(trellis_core::exact::rank::seconds(n, most)),
         );
@@ -377,11 +377,10 @@ fn greedy_tree(
     Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
 }
 
-/// Seconds to count `cap` trees above a tree over `n` leaves by the core's cost model (a cap
-/// beyond `u64` counts as `u64::MAX`).
+/// Seconds to count `cap` trees above a tree over `n` leaves by the core's cost model (its
+/// nanoseconds per tree and leaf, for a cap of any size).
 fn rank_seconds(n: usize, cap: &Int) -> f64 {
-    let cap = u64::try_from(cap.value()).unwrap_or(u64::MAX);
-    trellis_core::exact::rank::seconds(n, cap)
+    cap.approx() * n as f64 * trellis_core::exact::rank::NS_PER_TREE_AND_LEAF * 1e-9
 }
 
 /// A `merge_score` argument: "potential" or "revenue".
