@@ -220,8 +220,11 @@ impl BoardSection {
                 self.max_exact_leaves
             ));
         }
-        if self.rank_cap == 0 || self.rank_cap > 1_000_000_000 {
-            return Err("board.rank_cap must be in 1..=1000000000".into());
+        if self.rank_cap == 0 || self.rank_cap > crate::exact::rank::MAX_CAP {
+            return Err(format!(
+                "board.rank_cap must be in 1..={}",
+                crate::exact::rank::MAX_CAP
+            ));
         }
         if self.sparse_seed_trees == 0 || self.sparse_seed_trees > 10_000 {
             return Err("board.sparse_seed_trees must be in 1..=10000".into());
