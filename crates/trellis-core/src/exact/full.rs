@@ -12,12 +12,13 @@
 //! with `w(A,B) = psi(A,B) Z(A) Z(B) / Z(S)`, hence the entropy of the posterior over trees,
 //! `log Z - E(X)`.
 //!
-//! For the Ginkgo model (and `N >= 4`) the trellis runs in eight SIMD lanes instead
+//! For the Ginkgo model, Dasgupta's cost, the HCC / correlation energy and the Ginkgo
+//! generator's density (and `N >= 4`) the trellis runs in eight SIMD lanes instead
 //! (`exact::lanes`: blocks of the subsets of the lowest three leaves, 14 splits per pair of
-//! blocks; AVX-512, AVX2 or scalar code by [`crate::simd::Isa`]): the same MAP values, MAP
-//! splits and counts, bit for bit, log Z and the entropy to 1e-12, about three times faster.
-//! Other models take the split loop below ([`FullTrellis::build_split_loop`] takes it for any
-//! model).
+//! blocks; AVX-512, AVX2, NEON or scalar code by [`crate::simd::Isa`]): the same MAP values,
+//! MAP splits and counts, bit for bit, log Z and the entropy to 1e-12, about three times
+//! faster. Other models take the split loop below ([`FullTrellis::build_split_loop`] takes it
+//! for any model).
 //!
 //! Clusters are processed layer by layer in increasing size, each layer in parallel (rayon).
 //! Large clusters go in batches that share their high leaves and step through their splits in
@@ -171,10 +172,10 @@ impl FullTrellis {
     }
 
     /// [`FullTrellis::build_with_limit`] with the vector instructions of `isa` (or the widest
-    /// narrower set the CPU has) for the Ginkgo model's eight-lane path (`exact::lanes`), where
-    /// the lanes are faster than the split loop ([`Isa::lanes_beat_split_loop`]: not with the
-    /// scalar set, which takes the split loop); other models go through the split loop
-    /// whatever `isa` says. The MAP values, MAP trees and counts are the same for every `isa`;
+    /// narrower set the CPU has) for the eight-lane path (`exact::lanes`: the models with a
+    /// [`SplitModel::lane_model`]), where the lanes are faster than the split loop
+    /// ([`Isa::lanes_beat_split_loop`]: not with the scalar set, which takes the split loop);
+    /// other models go through the split loop whatever `isa` says. The MAP values, MAP trees and counts are the same for every `isa`;
     /// log Z and the entropy agree to 1e-12.
     pub fn build_with_isa<M: SplitModel>(
         model: &M,
@@ -188,7 +189,7 @@ impl FullTrellis {
     }
 
     /// The eight-lane path with the lanes of `isa` whatever [`FullTrellis::build_with_isa`]
-    /// would choose (the split loop for models other than Ginkgo's and below
+    /// would choose (the split loop for models without a lane kernel and below
     /// [`lanes::MIN_LEAVES`] leaves): every instruction set's lanes, for tests and benches.
     #[doc(hidden)]
     pub fn build_lanes<M: SplitModel>(
@@ -197,13 +198,13 @@ impl FullTrellis {
         isa: Isa,
     ) -> Result<FullTrellis, ExactError> {
         let n = model.n_leaves();
-        let Some(ginkgo) = model.as_ginkgo().filter(|_| n >= lanes::MIN_LEAVES) else {
+        let Some(lane_model) = model.lane_model().filter(|_| n >= lanes::MIN_LEAVES) else {
             return Self::build_tiled(model, max_leaves, Tiling::DEFAULT);
         };
         // The token first: a cancellation from here on stops the build.
         let cancel = crate::cancel::Cancel::new();
         check_size::<M>(n, max_leaves)?;
-        let (cells, map_split) = lanes::build(ginkgo, isa, &cancel)?;
+        let (cells, map_split) = lanes::build_model(lane_model, isa, &cancel)?;
         Ok(FullTrellis {
             n,
             cells,
@@ -515,14 +516,7 @@ mod tests {
         for n in 1..=7 {
             let m = Toy { n };
             let t = FullTrellis::build(&m).unwrap();
-            let all = Tree::enumerate_all(Subset::full(n)).unwrap();
-            let lls: Vec<f64> = all.iter().map(|t| t.log_likelihood(&m)).collect();
-            let finite = lls.iter().filter(|x| x.is_finite()).count() as u128;
-            let max = lls.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let lz = lls
-                .iter()
-                .cloned()
-                .fold(f64::NEG_INFINITY, crate::model::log_add_exp);
+            let (finite, max, lz) = crate::exact::enumerate_trees(&m);
             assert_eq!(t.n_trees_finite(), finite, "n = {n}");
             let close = |a: f64, b: f64| a == b || (a - b).abs() < 1e-9;
             assert!(close(t.map_log_likelihood(), max), "n = {n}");

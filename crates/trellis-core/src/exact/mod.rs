@@ -144,6 +144,21 @@ pub enum ExactError {
     Model(#[from] crate::model::ModelError),
 }
 
+/// `(finite trees, the largest log-likelihood, log Z)` of `m` by enumerating every tree (the
+/// tests' brute force).
+#[cfg(test)]
+pub(crate) fn enumerate_trees<M: crate::model::SplitModel>(m: &M) -> (u128, f64, f64) {
+    let all = crate::tree::Tree::enumerate_all(crate::subset::Subset::full(m.n_leaves())).unwrap();
+    let lls: Vec<f64> = all.iter().map(|t| t.log_likelihood(m)).collect();
+    let finite = lls.iter().filter(|x| x.is_finite()).count() as u128;
+    let max = lls.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lz = lls
+        .iter()
+        .cloned()
+        .fold(f64::NEG_INFINITY, crate::model::log_add_exp);
+    (finite, max, lz)
+}
+
 /// Formats a byte count as KiB/MiB/GiB/TiB.
 pub fn human_bytes(b: f64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

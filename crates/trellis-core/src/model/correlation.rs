@@ -52,6 +52,11 @@ impl CorrelationModel {
         Ok(CorrelationModel { weights, beta })
     }
 
+    /// The inverse temperature.
+    pub fn beta(&self) -> f64 {
+        self.beta
+    }
+
     /// `E(A, B)` of one merge.
     pub fn merge_energy(&self, a: Subset, b: Subset) -> f64 {
         let (sa, sb, sp) = (self.stat(a), self.stat(b), self.stat(a.union(b)));
@@ -69,6 +74,10 @@ impl CorrelationModel {
 
 impl SplitModel for CorrelationModel {
     type Stat = CorrelationStat;
+
+    fn lane_model(&self) -> Option<super::LaneModel<'_>> {
+        Some(super::LaneModel::Correlation(self))
+    }
 
     fn n_leaves(&self) -> usize {
         self.weights.len()

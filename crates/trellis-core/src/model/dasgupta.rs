@@ -67,6 +67,10 @@ impl SplitModel for DasguptaModel {
     /// Internal weight `W(S)`.
     type Stat = f64;
 
+    fn lane_model(&self) -> Option<super::LaneModel<'_>> {
+        Some(super::LaneModel::Dasgupta(self))
+    }
+
     fn n_leaves(&self) -> usize {
         self.weights.len()
     }

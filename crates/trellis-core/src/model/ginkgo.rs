@@ -327,6 +327,10 @@ impl SplitModel for GinkgoModel {
         Some(self)
     }
 
+    fn lane_model(&self) -> Option<super::LaneModel<'_>> {
+        Some(super::LaneModel::Ginkgo(self))
+    }
+
     fn n_leaves(&self) -> usize {
         self.leaves.len()
     }

@@ -99,6 +99,12 @@ impl GinkgoGeneratorModel {
         self.lambda
     }
 
+    /// `2 log λ - 2 log(1 - e^(-λ U_MAX)) + log(2/π)`, the constant of every split's
+    /// `log psi`.
+    pub(crate) fn constant(&self) -> f64 {
+        self.constant
+    }
+
     fn stat_from(&self, p: &FourVector, singleton: bool) -> GeneratorStat {
         let m2 = mass2(p);
         let t = if m2 < 0.0 { 0.0 } else { m2 };
@@ -112,6 +118,10 @@ impl GinkgoGeneratorModel {
 
 impl SplitModel for GinkgoGeneratorModel {
     type Stat = GeneratorStat;
+
+    fn lane_model(&self) -> Option<super::LaneModel<'_>> {
+        Some(super::LaneModel::Generator(self))
+    }
 
     fn n_leaves(&self) -> usize {
         self.leaves.len()

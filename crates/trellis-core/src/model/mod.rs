@@ -124,6 +124,12 @@ pub trait SplitModel: Sync {
         None
     }
 
+    /// The model behind `self` when the full trellis has a vector kernel for it (the lanes,
+    /// `exact::lanes`); `None` (the default): the split loop.
+    fn lane_model(&self) -> Option<LaneModel<'_>> {
+        None
+    }
+
     /// `log psi(A, B)` for disjoint non-empty clusters `A` and `B`.
     fn log_psi(&self, a: Subset, b: Subset) -> f64 {
         let sa = self.stat(a);
@@ -131,6 +137,20 @@ pub trait SplitModel: Sync {
         let sp = self.stat(a.union(b));
         self.log_psi_with(a, &sa, b, &sb, &sp)
     }
+}
+
+/// A model the full trellis runs in eight SIMD lanes ([`SplitModel::lane_model`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum LaneModel<'a> {
+    /// The paper-era Ginkgo model.
+    Ginkgo(&'a GinkgoModel),
+    /// Dasgupta's cost.
+    Dasgupta(&'a DasguptaModel),
+    /// The HCC / correlation energy.
+    Correlation(&'a CorrelationModel),
+    /// The Ginkgo generator's density.
+    Generator(&'a GinkgoGeneratorModel),
 }
 
 /// One split `(A, B)` of a parent, with both children's statistics, for

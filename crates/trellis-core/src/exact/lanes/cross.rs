@@ -2,8 +2,8 @@
 //! proper (see the module docs of [`super`]), sixteen slots in two vectors of eight lanes,
 //! written once over [`Lanes`] and compiled per instruction set.
 
-use super::{Acc, Block, Kernel, KernelBlock, Tables, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
-use crate::model::ginkgo::ParentConsts;
+use super::energy::{Energy, LanePsi};
+use super::{Acc, Block, Tables, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
 use crate::simd::{dispatch, Isa, Lanes, WithLanes};
 
 /// A term more than this above a slot's reference moves the reference (e^600 times 2^32
@@ -15,10 +15,10 @@ pub(crate) const PREFETCH: usize = 4;
 
 /// Runs the loop for group `g` (at least two upper leaves) with the lanes of `isa`, adding
 /// every slot's sums into `acc` (by parent lane).
-pub(super) fn run(
-    t: &Tables<'_>,
+pub(super) fn run<E: Energy>(
+    t: &Tables<'_, E>,
     g: u64,
-    consts: &[Option<ParentConsts>; 8],
+    consts: &[Option<E::Consts>; 8],
     acc: &mut [Acc; 8],
     isa: Isa,
 ) {
@@ -29,11 +29,11 @@ pub(super) fn run(
     let largest = g.count_ones() + 3;
     let job = Cross { t, g, consts, acc };
     if largest <= SMALL_PARENT {
-        dispatch(isa, Counted::<SMALL>(job));
+        dispatch(isa, Counted::<E, SMALL>(job));
     } else if largest < 20 {
-        dispatch(isa, Counted::<WORDS>(job));
+        dispatch(isa, Counted::<E, WORDS>(job));
     } else {
-        dispatch(isa, Counted::<WIDE>(job));
+        dispatch(isa, Counted::<E, WIDE>(job));
     }
 }
 
@@ -45,20 +45,20 @@ const SMALL: u8 = 0;
 const WORDS: u8 = 1;
 const WIDE: u8 = 2;
 
-struct Cross<'a, 'b> {
-    t: &'a Tables<'b>,
+struct Cross<'a, 'b, E: Energy> {
+    t: &'a Tables<'b, E>,
     g: u64,
-    consts: &'a [Option<ParentConsts>; 8],
+    consts: &'a [Option<E::Consts>; 8],
     acc: &'a mut [Acc; 8],
 }
 
-struct Counted<'a, 'b, const C: u8>(Cross<'a, 'b>);
+struct Counted<'a, 'b, E: Energy, const C: u8>(Cross<'a, 'b, E>);
 
-impl<const C: u8> WithLanes for Counted<'_, '_, C> {
+impl<E: Energy, const C: u8> WithLanes for Counted<'_, '_, E, C> {
     type Output = ();
     #[inline(always)]
     fn run<L: Lanes>(self) {
-        cross::<L, C>(self.0)
+        cross::<L, E, C>(self.0)
     }
 }
 
@@ -130,11 +130,11 @@ impl<L: Lanes> Fetch<L> for Paired {
 }
 
 /// Both vectors' [`Step`]s for group `g`.
-pub(super) fn steps<'a, 'b, L: Lanes>(
-    k: &'a Kernel<'b>,
+pub(super) fn steps<'a, E: Energy, L: Lanes>(
+    k: &'a E,
     g: u64,
-    vs: &'a [Slots<L>; 2],
-) -> [Step<'a, 'b, L>; 2] {
+    vs: &'a [Slots<E, L>; 2],
+) -> [Step<'a, E, L>; 2] {
     [0, 1].map(|v| Step { k, g, v, c: &vs[v] })
 }
 
@@ -182,7 +182,7 @@ macro_rules! for_each_upper_ascending {
     }};
 }
 
-impl<L: Lanes> Slots<L> {
+impl<E: Energy, L: Lanes> Slots<E, L> {
     /// The live lanes for the upper parts `(a, g - a)`: the zero slot's split of the parent `8g`
     /// is one only when `a` holds the lowest leaf of `g`.
     #[inline(always)]
@@ -196,14 +196,9 @@ impl<L: Lanes> Slots<L> {
 }
 
 /// One vector of slots: the parents' constants and which lanes are live.
-pub(super) struct Slots<L: Lanes> {
-    pub(super) c_head: L,
-    pub(super) lam_tp1: L,
-    pub(super) constant: L,
-    pub(super) log_lambda: L,
-    pub(super) lambda: L,
-    pub(super) sqrt_p: L,
-    pub(super) lam_tcut: L,
+pub(crate) struct Slots<E: Energy, L: Lanes> {
+    /// The energy's constants.
+    pub(crate) c: E::Slots<L>,
     /// Slots of allowed parents, the zero slot left out.
     pub(super) live: L::M,
     /// The zero slot, when its parent is allowed.
@@ -230,46 +225,6 @@ struct Sums<L: Lanes> {
     cf: L,
 }
 
-#[inline(always)]
-pub(super) fn slots<L: Lanes>(v: usize, consts: &[Option<ParentConsts>; 8]) -> Slots<L> {
-    let mut f = [[0.0f64; 8]; 7];
-    let (mut live, mut zero) = (0u8, 0u8);
-    for l in 0..8 {
-        let j = 8 * v + l;
-        let (x, y) = (SLOT_A[j], SLOT_B[j]);
-        if let Some(c) = consts[(x | y) as usize] {
-            let values = [
-                c.c_head,
-                c.lam_tp1,
-                c.constant,
-                c.log_lambda,
-                c.lambda,
-                c.sqrt_p,
-                c.lam_tcut,
-            ];
-            for (field, value) in f.iter_mut().zip(values) {
-                field[l] = value;
-            }
-            if j == ZERO_SLOT {
-                zero |= 1 << l;
-            } else if j < USED_SLOTS {
-                live |= 1 << l;
-            }
-        }
-    }
-    Slots {
-        c_head: L::load(&f[0]),
-        lam_tp1: L::load(&f[1]),
-        constant: L::load(&f[2]),
-        log_lambda: L::load(&f[3]),
-        lambda: L::load(&f[4]),
-        sqrt_p: L::load(&f[5]),
-        lam_tcut: L::load(&f[6]),
-        live: L::mask(live),
-        zero: L::mask(zero),
-    }
-}
-
 /// Asks for every cache line of `b` (a hint).
 #[inline(always)]
 pub(crate) fn prefetch_block<T>(b: &T) {
@@ -290,20 +245,43 @@ pub(crate) fn prefetch_block<T>(b: &T) {
     let _ = b;
 }
 
+/// The slots of vector `v` (0 or 1) for the parents' constants `consts` (by lane of the group).
+#[inline(always)]
+pub(crate) fn slots<E: Energy, L: Lanes>(v: usize, consts: &[Option<E::Consts>; 8]) -> Slots<E, L> {
+    let mut per_lane = [None; 8];
+    let (mut live, mut zero) = (0u8, 0u8);
+    for (l, c) in per_lane.iter_mut().enumerate() {
+        let j = 8 * v + l;
+        *c = consts[(SLOT_A[j] | SLOT_B[j]) as usize];
+        if c.is_some() {
+            if j == ZERO_SLOT {
+                zero |= 1 << l;
+            } else if j < USED_SLOTS {
+                live |= 1 << l;
+            }
+        }
+    }
+    Slots {
+        c: E::slots::<L>(&per_lane),
+        live: L::mask(live),
+        zero: L::mask(zero),
+    }
+}
+
 /// What one vector of slots needs in the loop.
-pub(super) struct Step<'a, 'b, L: Lanes> {
-    pub(super) k: &'a Kernel<'b>,
-    pub(super) g: u64,
+pub(crate) struct Step<'a, E: Energy, L: Lanes> {
+    pub(crate) k: &'a E,
+    pub(crate) g: u64,
     /// Which vector (0 or 1).
-    pub(super) v: usize,
-    pub(super) c: &'a Slots<L>,
+    pub(crate) v: usize,
+    pub(crate) c: &'a Slots<E, L>,
 }
 
 #[inline(always)]
-fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
+fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
     let Cross { t, g, consts, acc } = job;
     let blocks = t.blocks;
-    let vs = [slots::<L>(0, consts), slots::<L>(1, consts)];
+    let vs = [slots::<E, L>(0, consts), slots::<E, L>(1, consts)];
     let fresh = Sums {
         m: L::splat(f64::NEG_INFINITY),
         s: L::splat(0.0),
@@ -318,18 +296,17 @@ fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
     let mut wide_counts = [[0u128; 8]; 2];
     let direct = Direct;
     let permuted = Paired;
-    let [step0, step1] = steps(&t.k, g, &vs);
+    let [step0, step1] = steps(t.k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
     for_each_upper_ascending!(blocks, g, |a, ba, bb| {
         let live0 = vs[0].live_for(a, g);
         // Both vectors' potentials first, then both vectors' sums: two independent chains of
         // dependent operations side by side for the out-of-order core.
-        let lp0 = (L::bits(live0) != 0)
-            .then(|| log_psi::<L, Block, false>(&step0, &direct, a, ba, bb, live0));
-        let lp1 =
-            live1.then(|| log_psi::<L, Block, false>(&step1, &permuted, a, ba, bb, vs[1].live));
+        let lp0 =
+            (L::bits(live0) != 0).then(|| E::log_psi(&step0, &direct, a, &ba.st, &bb.st, live0));
+        let lp1 = live1.then(|| E::log_psi(&step1, &permuted, a, &ba.st, &bb.st, vs[1].live));
         if let Some(lp) = lp0 {
-            step::<L, C>(
+            step::<L, E, C>(
                 t,
                 &step0,
                 &direct,
@@ -342,7 +319,7 @@ fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
             );
         }
         if let Some(lp) = lp1 {
-            step::<L, C>(
+            step::<L, E, C>(
                 t,
                 &step1,
                 &permuted,
@@ -389,18 +366,18 @@ fn cross<L: Lanes, const C: u8>(job: Cross<'_, '_>) {
 /// `log psi`: the log-sum-exp, `E`, MAP and count sums.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn step<L: Lanes, const C: u8>(
-    t: &Tables<'_>,
-    st: &Step<'_, '_, L>,
+fn step<L: Lanes, E: Energy, const C: u8>(
+    t: &Tables<'_, E>,
+    st: &Step<'_, E, L>,
     f: &impl Fetch<L>,
-    psi: Psi<L>,
+    psi: E::Psi<L>,
     a: u64,
-    ba: &Block,
-    bb: &Block,
+    ba: &Block<E::Stat>,
+    bb: &Block<E::Stat>,
     x: &mut Sums<L>,
     wide_counts: &mut [u128; 8],
 ) {
-    let lp = psi.lp;
+    let lp = psi.lp();
     let lza = f.a(&ba.lz);
     let lzb = f.b(&bb.lz);
     let z = lp.add(lza).add(lzb);
@@ -410,7 +387,7 @@ fn step<L: Lanes, const C: u8>(
     // maximum or nearly one).
     let up_m = z.gt(x.m.add(L::splat(RESCALE)));
     let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
-    let vu = psi.lp_up.add(ma).add(mb);
+    let vu = psi.lp_up().add(ma).add(mb);
     let up_b = L::and(vu.ge(x.best), vu.gt(L::splat(f64::NEG_INFINITY)));
     if L::bits(L::or(up_m, up_b)) != 0 {
         if L::bits(up_m) != 0 {
@@ -421,7 +398,7 @@ fn step<L: Lanes, const C: u8>(
             x.m = m;
         }
         if L::bits(up_b) != 0 {
-            let val = psi.exact().add(ma).add(mb);
+            let val = t.k.exact(&psi, up_b).add(ma).add(mb);
             let upd = L::and(up_b, val.ge(x.best));
             x.best = L::select(upd, val, x.best);
             let upd = L::bits(upd);
@@ -457,222 +434,3 @@ fn step<L: Lanes, const C: u8>(
         L::count_add(&mut x.lo, &mut x.hi, f.a_u(&ba.cnt), f.b_u(&bb.cnt), valid);
     }
 }
-
-/// `log psi` of one vector of slots.
-pub(super) struct Psi<L: Lanes> {
-    /// `log psi`, with [`Lanes::ln_fast`] unless exact (exact in the lanes of the scalar
-    /// kernel's special cases, `-inf` outside the live lanes).
-    pub(super) lp: L,
-    /// An upper bound on the exact `log psi` (computed with a lower bound on `ln tp2`, so that
-    /// rounding, being monotone, keeps it above the exact value): a lane's MAP value can only
-    /// grow where this one does.
-    pub(super) lp_up: L,
-    head: L,
-    /// The vector kernel's `tail`; in the lanes of `leafy`, the leaf term's argument
-    /// `lambda t_cut / tp2`.
-    tail: L,
-    tp2: L,
-    /// Live lanes whose `lp` came from the vector kernel.
-    fast: L::M,
-    /// Lanes (bits) of a leaf child whose `lp` came from [`log1mexp`] (not the model's bits).
-    leafy: u8,
-}
-
-impl<L: Lanes> Psi<L> {
-    /// The exact `log psi` ([`crate::model::GinkgoModel`]'s operations, the same bits).
-    #[inline(always)]
-    pub(super) fn exact(&self) -> L {
-        if L::LN_FAST_IS_LN {
-            return self.lp;
-        }
-        let v = L::select(
-            self.fast,
-            self.head.add(self.tail.sub(self.tp2.ln())),
-            self.lp,
-        );
-        if self.leafy == 0 {
-            return v;
-        }
-        // The model's leaf term: `head + (log1mexp(x) - ln 1)`, and `ln 1 = 0`.
-        let (mut out, mut head, mut x) = ([0.0; 8], [0.0; 8], [0.0; 8]);
-        v.store(&mut out);
-        self.head.store(&mut head);
-        self.tail.store(&mut x);
-        for l in 0..8 {
-            if self.leafy >> l & 1 == 1 {
-                out[l] = head[l] + crate::model::log1mexp(x[l]);
-            }
-        }
-        L::load(&out)
-    }
-}
-
-/// `ln(1 - e^-x)` for `x` in `[LEAF_X_MIN, LEAF_X_MAX]`, within `3e-15 (1 + |result|)` of
-/// [`crate::model::log1mexp`]: `ln_fast(1 - e^-x)` above `ln 2`, below it
-/// `ln_fast(x P(x))` with `P(x) = (1 - e^-x) / x` by its Taylor series to degree 15 (the
-/// first term left out is below `1e-17` of the sum there), so that no digit cancels.
-#[inline(always)]
-pub(super) fn log1mexp<L: Lanes>(x: L) -> L {
-    // (-1)^k / (k + 1)!, k = 15 down to 0.
-    const C: [f64; 16] = [
-        -1.0 / 20_922_789_888_000.0,
-        1.0 / 1_307_674_368_000.0,
-        -1.0 / 87_178_291_200.0,
-        1.0 / 6_227_020_800.0,
-        -1.0 / 479_001_600.0,
-        1.0 / 39_916_800.0,
-        -1.0 / 3_628_800.0,
-        1.0 / 362_880.0,
-        -1.0 / 40_320.0,
-        1.0 / 5_040.0,
-        -1.0 / 720.0,
-        1.0 / 120.0,
-        -1.0 / 24.0,
-        1.0 / 6.0,
-        -1.0 / 2.0,
-        1.0,
-    ];
-    let mut p = L::splat(C[0]);
-    for &c in &C[1..] {
-        p = p.fma(x, L::splat(c));
-    }
-    let small = x.mul(p);
-    let big = L::splat(1.0).sub(L::splat(0.0).sub(x).exp());
-    L::select(x.gt(L::splat(std::f64::consts::LN_2)), big, small).ln_fast()
-}
-
-/// The range of a leaf term's argument that [`log1mexp`] takes (the rest goes to the scalar
-/// kernel): `x P(x)` stays a normal number and `e^-x` above `e^-700`.
-const LEAF_X_MIN: f64 = 1e-290;
-const LEAF_X_MAX: f64 = 700.0;
-
-/// `log psi` of one vector of slots for the upper parts `(a, g - a)`: the Ginkgo kernel's
-/// operations in the same order as [`crate::model::GinkgoModel`]'s scalar and AVX2 kernels,
-/// with [`Lanes::ln_fast`] for the log-sum-exp ([`Psi::exact`] gives the model's bits), or
-/// with [`Lanes::ln`] when `EXACT` (then `lp` has the model's bits), its special cases (a leaf child, a degenerate
-/// `tp2`) by the scalar kernel, and `-inf` outside `live`.
-#[inline(always)]
-pub(super) fn log_psi<L: Lanes, B: KernelBlock, const EXACT: bool>(
-    st: &Step<'_, '_, L>,
-    f: &impl Fetch<L>,
-    a: u64,
-    ba: &B,
-    bb: &B,
-    live: L::M,
-) -> Psi<L> {
-    let c = st.c;
-    let ta = f.a(ba.t());
-    let tb = f.b(bb.t());
-    let qa = f.a(ba.q());
-    let qb = f.b(bb.q());
-    // hi = a where t(a) >= t(b) (false for NaN), else b.
-    let a_hi = ta.ge(tb);
-    let t_hi = L::select(a_hi, ta, tb);
-    let q_hi = L::select(a_hi, qa, qb);
-    let t_lo = L::select(a_hi, tb, ta);
-    let g1 = c.c_head.sub(t_hi.mul(c.lam_tp1));
-    let head = c.constant.add(g1);
-    let d = c.sqrt_p.sub(q_hi);
-    let tp2 = d.mul(d);
-    let tail = c.log_lambda.sub(c.lambda.mul(t_lo).div(tp2));
-    let exact = EXACT || L::LN_FAST_IS_LN;
-    let ln = if EXACT { tp2.ln() } else { tp2.ln_fast() };
-    let lp = head.add(tail.sub(ln));
-    let zero = L::splat(0.0);
-    let tp2_ok = L::and(
-        tp2.ge(L::splat(f64::MIN_POSITIVE)),
-        tp2.lt(L::splat(f64::INFINITY)),
-    );
-    // Both children have two or more leaves when both upper parts do: then, with physical
-    // four-vectors, both `t > 0` without a test.
-    let multi = a.count_ones() >= 2 && (st.g ^ a).count_ones() >= 2;
-    let ok = if multi && st.k.multi_positive {
-        tp2_ok
-    } else {
-        L::and(L::and(t_lo.gt(zero), t_hi.gt(zero)), tp2_ok)
-    };
-    let fix = L::bits(L::andnot(live, ok));
-    let ninf = L::splat(f64::NEG_INFINITY);
-    let fast = L::and(live, ok);
-    if fix == 0 {
-        let lp = L::select(live, lp, ninf);
-        return Psi {
-            lp,
-            lp_up: up_bound::<L>(lp, exact),
-            head,
-            tail,
-            tp2,
-            fast,
-            leafy: 0,
-        };
-    }
-    // A leaf child beside a cluster (`t_lo = 0 < t_hi`): the model's tail is the leaf term
-    // `log1mexp(lambda t_cut / tp2)`, which the lanes take unless exactness is asked for.
-    let (leaf, tail) = if exact {
-        (L::mask(0), tail)
-    } else {
-        let x = c.lam_tcut.div(tp2);
-        let leaf = L::and(
-            L::and(
-                L::and(live, t_lo.eq(zero)),
-                L::and(t_hi.gt(zero), tp2.ge(L::splat(f64::MIN_POSITIVE))),
-            ),
-            L::and(x.ge(L::splat(LEAF_X_MIN)), L::splat(LEAF_X_MAX).ge(x)),
-        );
-        (leaf, L::select(leaf, x, tail))
-    };
-    let leafy = L::bits(leaf);
-    let fix = L::bits(L::andnot(L::andnot(live, ok), leaf));
-    let mut out = [0.0f64; 8];
-    lp.store(&mut out);
-    let b = st.g ^ a;
-    for (l, o) in out.iter_mut().enumerate() {
-        if fix >> l & 1 == 1 {
-            let j = 8 * st.v + l;
-            *o =
-                st.k.log_psi((a << 3) | SLOT_A[j] as u64, (b << 3) | SLOT_B[j] as u64);
-        }
-    }
-    let scalar = L::load(&out);
-    let other = if leafy == 0 {
-        scalar
-    } else {
-        L::select(leaf, head.add(log1mexp(tail)), scalar)
-    };
-    let lp = L::select(fast, lp, L::select(live, other, ninf));
-    Psi {
-        lp,
-        lp_up: up_bound::<L>(lp, exact),
-        head,
-        tail,
-        tp2,
-        fast,
-        leafy,
-    }
-}
-
-/// An upper bound on the exact `log psi` from `lp`, computed with [`Lanes::ln_fast`]:
-/// `lp + |lp| 2^-48 + 1e-11` (`NaN` where `lp` is `-inf`, which no comparison selects).
-///
-/// `lp = head + (tail - ln_fast(tp2))` and the exact value is the same with `ln(tp2)`. The two
-/// `ln`s differ by at most `1e-15 (1 + |ln tp2|) < 7.5e-13` (`tp2` is a normal, finite number
-/// there, so `|ln tp2| < 710`); each of the two roundings moves the results apart by at most
-/// one ulp of an operand. Without cancellation every operand is at most `|lp|` plus that, so
-/// the distance is below `2^-51 |lp| + 7.5e-13`. Cancellation needs `head` and `tail - ln` of
-/// opposite signs, and the positive one is below 4096 whatever the model's positive finite
-/// parameters (`head <= constant + ln lambda - ln tp1` and `tail - ln <= ln lambda + 710`, each
-/// logarithm of a positive finite double below 745), so its ulp is at most `2^-40`, about
-/// `9.1e-13`. The sum, below `2^-51 |lp| + 2.6e-12`, is under the margin with room to spare,
-/// and so is the margin's own rounding (at most an ulp of `|lp|`).
-#[inline(always)]
-fn up_bound<L: Lanes>(lp: L, exact: bool) -> L {
-    if exact {
-        return lp;
-    }
-    lp.abs()
-        .fma(L::splat(UP_BOUND_REL), L::splat(UP_BOUND_ABS))
-        .add(lp)
-}
-
-const UP_BOUND_REL: f64 = 1.0 / 281_474_976_710_656.0; // 2^-48
-const UP_BOUND_ABS: f64 = 1e-11;

@@ -5,8 +5,10 @@
 //! less a slack of 1e-9 relative. The MAP value of every cluster and the MAP tree are those of
 //! the full trellis, bit for bit.
 
-use super::cross::{for_each_upper, log_psi, slots, steps, Direct, Fetch, Paired, Slots, Step};
-use super::{Best, Kernel, KernelBlock, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS};
+use super::cross::{for_each_upper, slots, steps, Direct, Fetch, Paired, Step};
+use super::energy::Energy;
+use super::ginkgo::{log_psi, GinkgoLanes, Tq};
+use super::{Best, LANE_ORDER, SLOT_A, SLOT_B, USED_SLOTS};
 use crate::cancel::Cancel;
 use crate::exact::ExactError;
 use crate::model::ginkgo::{GinkgoModel, ParentConsts};
@@ -23,21 +25,9 @@ const SLACK: f64 = 1e-9;
 #[repr(C, align(64))]
 pub(super) struct MapBlock {
     mp: [f64; 8],
-    t: [f64; 8],
-    q: [f64; 8],
+    tq: Tq,
     /// `log t` (the bound's part for the smaller child).
     lt: [f64; 8],
-}
-
-impl KernelBlock for MapBlock {
-    #[inline(always)]
-    fn t(&self) -> &[f64; 8] {
-        &self.t
-    }
-    #[inline(always)]
-    fn q(&self) -> &[f64; 8] {
-        &self.q
-    }
 }
 
 /// The MAP value, MAP split and scored splits of every cluster of a Ginkgo model over
@@ -50,31 +40,24 @@ pub(crate) struct MapOut {
 
 pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<MapOut, ExactError> {
     let n = model.n_leaves();
-    let stats = model.stat_table()?;
-    if stats.len() != 1usize << n {
-        return Err(ExactError::BadStatTable {
-            len: stats.len(),
-            n,
-        });
-    }
+    // Made once: it reads every subset's statistics (2^24 of them at 24 leaves).
+    let k = GinkgoLanes::new(model)?;
+    let stats = &k.stats;
     let mut blocks: Vec<MapBlock> = Vec::with_capacity(1usize << (n - 3));
     crate::memory::advise_huge_pages(&blocks);
     // Half a GiB at 24 leaves, first touched here: a batch at a time between checks.
-    for batch in stats.chunks(8 << 16) {
+    for (start, batch) in stats.chunks(8 << 16).enumerate() {
         if cancel.is_cancelled() {
             return Err(ExactError::Cancelled);
         }
-        blocks.extend(batch.chunks_exact(8).map(|c| MapBlock {
+        blocks.extend(batch.chunks_exact(8).enumerate().map(|(b, c)| MapBlock {
             mp: [f64::NEG_INFINITY; 8],
-            t: std::array::from_fn(|l| c[l].t),
-            q: std::array::from_fn(|l| c[l].sqrt_t),
+            tq: k.block_stat((start << 16) + b),
             lt: std::array::from_fn(|l| c[l].log_t),
         }));
     }
     let mut map_split = vec![0u32; 1usize << n];
     let mut scored = 0u64;
-    // Made once: it reads every subset's statistics (2^24 of them at 24 leaves).
-    let k = Kernel::new(model, &stats, n);
     if cancel.is_cancelled() {
         return Err(ExactError::Cancelled);
     }
@@ -107,10 +90,10 @@ pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<Ma
 type GroupMap = ([f64; 8], [u32; 8], u64);
 
 /// The MAP values and splits of the parents `8g + s`, and how many splits were scored.
-fn solve_group(k: &Kernel<'_>, blocks: &[MapBlock], g: u64, isa: Isa) -> GroupMap {
+fn solve_group(k: &GinkgoLanes<'_>, blocks: &[MapBlock], g: u64, isa: Isa) -> GroupMap {
     let u = g.count_ones();
     let base = g << 3;
-    let consts = k.consts(g);
+    let consts = super::consts(k, g);
     let mut best = [Best::NEW; 8];
     let mut scored = 0;
     if u >= 2 && consts.iter().any(Option::is_some) {
@@ -181,7 +164,7 @@ fn solve_group(k: &Kernel<'_>, blocks: &[MapBlock], g: u64, isa: Isa) -> GroupMa
 }
 
 struct MapCross<'a, 'b> {
-    k: &'a Kernel<'b>,
+    k: &'a GinkgoLanes<'b>,
     blocks: &'a [MapBlock],
     g: u64,
     consts: &'a [Option<ParentConsts>; 8],
@@ -213,7 +196,10 @@ fn map_cross<L: Lanes>(job: MapCross<'_, '_>) -> u64 {
         consts,
         best,
     } = job;
-    let vs = [slots::<L>(0, consts), slots::<L>(1, consts)];
+    let vs = [
+        slots::<GinkgoLanes<'_>, L>(0, consts),
+        slots::<GinkgoLanes<'_>, L>(1, consts),
+    ];
     let fresh = Bests {
         best: L::splat(f64::NEG_INFINITY),
         floor: L::splat(f64::NEG_INFINITY),
@@ -252,7 +238,7 @@ fn map_cross<L: Lanes>(job: MapCross<'_, '_>) -> u64 {
 /// value (a strictly larger one is the slot's new best). Returns the number of lanes scored.
 #[inline(always)]
 fn map_step<L: Lanes>(
-    st: &Step<'_, '_, L>,
+    st: &Step<'_, GinkgoLanes<'_>, L>,
     f: &impl Fetch<L>,
     a: u64,
     ba: &MapBlock,
@@ -260,8 +246,8 @@ fn map_step<L: Lanes>(
     live: L::M,
     x: &mut Bests<L>,
 ) -> u64 {
-    let c: &Slots<L> = st.c;
-    let (ta, tb) = (f.a(&ba.t), f.b(&bb.t));
+    let c = &st.c.c;
+    let (ta, tb) = (f.a(&ba.tq.t), f.b(&bb.tq.t));
     let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
     // The bound of `GinkgoModel::log_psi_upper`, branch for branch: hi = a where
     // t(a) >= t(b) (false for NaN); g1 where t(hi) > 0, g2 = -1 - log t(lo) where t(lo) > 0.
@@ -280,7 +266,7 @@ fn map_step<L: Lanes>(
     if bits == 0 {
         return 0;
     }
-    let val = log_psi::<L, MapBlock, true>(st, f, a, ba, bb, cand)
+    let val = log_psi::<L, true>(st, f, a, &ba.tq, &bb.tq, cand)
         .lp
         .add(ma)
         .add(mb);

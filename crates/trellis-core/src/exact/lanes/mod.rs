@@ -1,11 +1,14 @@
-//! The full trellis for the Ginkgo model in eight SIMD lanes ([`crate::simd`]): the same log Z
-//! (to 1e-12), and the same MAP values, MAP splits and finite-tree counts, bit for bit, as the
-//! split loop ([`super::split_loop`]), in a quarter of its time.
+//! The full trellis in eight SIMD lanes ([`crate::simd`]) for every energy with a vector kernel
+//! ([`energy::Energy`]: the Ginkgo model, Dasgupta's cost, the HCC / correlation energy and the
+//! Ginkgo generator's density): the same log Z (to 1e-12), and the same MAP values, MAP splits
+//! and finite-tree counts, bit for bit, as the split loop ([`super::split_loop`]), in a quarter
+//! of its time.
 //!
 //! **Layout.** The subsets of the `N` leaves go in blocks of eight: block `g` holds the subsets
 //! `8g + s`, i.e. the leaves `g` of the upper `N - 3` ("upper part") and any subset `s` of the
 //! lowest three leaves ("lane"). A block keeps, per field, eight contiguous values: log Z, MAP,
-//! `E[log phi]`, the count's low word, `t` and `sqrt t` (384 bytes, six cache lines).
+//! `E[log phi]`, the count's low word, and the energy's statistics (for the Ginkgo model `t`
+//! and `sqrt t`: 384 bytes, six cache lines; for Dasgupta's cost the internal weight `W`).
 //!
 //! **Splits.** A split `(A, B)` of `S = 8g + s` has upper parts `(a, g - a)` and lanes
 //! `(x, s - x)`. For every upper part `a` of `g` other than the empty set and `g` itself, the
@@ -25,114 +28,55 @@
 //! thread in a fixed order: the results are the same for any thread count.
 
 pub(crate) mod cross;
+pub(crate) mod energy;
+mod generator;
+pub(crate) mod ginkgo;
 pub(super) mod map;
 
 use super::split_loop::{Cell, EMPTY_CELL, LEAF_CELL};
 use super::ExactError;
 use crate::cancel::Cancel;
-use crate::model::ginkgo::{GinkgoModel, GinkgoStat, ParentConsts};
-use crate::model::SplitModel;
 use crate::simd::Isa;
 use crate::subset::Subset;
+use energy::Energy;
 use rayon::prelude::*;
 
 /// Fewest leaves the lane trellis takes (three lane leaves and at least one upper leaf).
 pub(crate) const MIN_LEAVES: usize = 4;
 
-/// Eight subsets' values, field by field (see the module docs).
+/// Eight subsets' values, field by field (see the module docs), and the energy's statistics.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
-pub(super) struct Block {
+pub(super) struct Block<S> {
     pub(super) lz: [f64; 8],
     pub(super) mp: [f64; 8],
     pub(super) ee: [f64; 8],
     /// Low 64 bits of the finite-tree count (the high bits are in [`Tables::cnt_hi`]).
     pub(super) cnt: [u64; 8],
-    pub(super) t: [f64; 8],
-    pub(super) q: [f64; 8],
+    pub(super) st: S,
 }
 
-/// What the Ginkgo kernel's scalar path needs: the model, every subset's statistics, the jet.
-#[derive(Clone, Copy)]
-pub(super) struct Kernel<'a> {
-    pub(super) model: &'a GinkgoModel,
-    pub(super) stats: &'a [GinkgoStat],
-    /// The whole jet's bits.
-    pub(super) full: u64,
-    /// Every cluster of two or more leaves has `t > 0` (physical four-vectors): then only a
-    /// split with a single-leaf child needs the kernel's `t` tests.
-    pub(super) multi_positive: bool,
-}
-
-impl<'a> Kernel<'a> {
-    pub(super) fn new(model: &'a GinkgoModel, stats: &'a [GinkgoStat], n: usize) -> Self {
-        let multi_positive = stats
-            .iter()
-            .enumerate()
-            .all(|(i, s)| i.count_ones() < 2 || s.t > 0.0);
-        Kernel {
-            model,
-            stats,
-            full: Subset::full(n).bits(),
-            multi_positive,
+/// The constants of the parents `8g + s` (`None`: a single leaf, the empty set, or every
+/// split forbidden).
+pub(super) fn consts<E: Energy>(k: &E, g: u64) -> [Option<E::Consts>; 8] {
+    let u = g.count_ones();
+    std::array::from_fn(|s| {
+        let i = (g << 3) | s as u64;
+        if u + (s as u32).count_ones() < 2 {
+            return None;
         }
-    }
-}
-
-impl Kernel<'_> {
-    /// The exact `log psi` of the split `(a, b)` (the scalar kernel).
-    #[inline]
-    pub(super) fn log_psi(&self, a: u64, b: u64) -> f64 {
-        let p = a | b;
-        let s = self.stats;
-        self.model.split_kernel(
-            &s[a as usize],
-            &s[b as usize],
-            &s[p as usize],
-            p == self.full,
-        )
-    }
-
-    /// The constants of the parents `8g + s` (`None`: a single leaf, the empty set, or every
-    /// split forbidden).
-    fn consts(&self, g: u64) -> [Option<ParentConsts>; 8] {
-        let u = g.count_ones();
-        std::array::from_fn(|s| {
-            let i = (g << 3) | s as u64;
-            if u + (s as u32).count_ones() < 2 {
-                return None;
-            }
-            self.model
-                .parent_consts(&self.stats[i as usize], i == self.full)
-        })
-    }
-}
-
-/// Where a block keeps `t` and `sqrt t` (the kernel's inputs).
-pub(super) trait KernelBlock {
-    fn t(&self) -> &[f64; 8];
-    fn q(&self) -> &[f64; 8];
-}
-
-impl KernelBlock for Block {
-    #[inline(always)]
-    fn t(&self) -> &[f64; 8] {
-        &self.t
-    }
-    #[inline(always)]
-    fn q(&self) -> &[f64; 8] {
-        &self.q
-    }
+        k.consts(i)
+    })
 }
 
 /// What a group's parents read: the kernel and the finished blocks.
-pub(super) struct Tables<'a> {
-    pub(super) k: Kernel<'a>,
-    pub(super) blocks: &'a [Block],
+pub(super) struct Tables<'a, E: Energy> {
+    pub(super) k: &'a E,
+    pub(super) blocks: &'a [Block<E::Stat>],
     pub(super) cnt_hi: &'a [[u64; 8]],
 }
 
-impl Tables<'_> {
+impl<E: Energy> Tables<'_, E> {
     /// The finished values of subset `i`.
     #[inline]
     fn cell(&self, i: u64) -> Vals {
@@ -314,10 +258,10 @@ struct GroupOut {
 pub(crate) const LANE_ORDER: [u64; 8] = [0, 1, 2, 4, 3, 5, 6, 7];
 
 /// Solves the eight parents `8g + s`.
-fn solve_group(t: &Tables<'_>, g: u64, isa: Isa) -> GroupOut {
+fn solve_group<E: Energy>(t: &Tables<'_, E>, g: u64, isa: Isa) -> GroupOut {
     let u = g.count_ones();
     let base = g << 3;
-    let consts = t.k.consts(g);
+    let consts = consts(t.k, g);
     let mut acc = [Acc::NEW; 8];
     if u >= 2 && consts.iter().any(Option::is_some) {
         cross::run(t, g, &consts, &mut acc, isa);
@@ -350,7 +294,7 @@ fn solve_group(t: &Tables<'_>, g: u64, isa: Isa) -> GroupOut {
 
 /// The splits of `8g + s` (`s != 0`) whose upper parts are `(0, g)` or `(g, 0)`: one child is
 /// in the parent's own block (`own`, lanes smaller than `s` finished), the other in block 0.
-fn local_splits(t: &Tables<'_>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) {
+fn local_splits<E: Energy>(t: &Tables<'_, E>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) {
     let base = g << 3;
     let low = s & s.wrapping_neg();
     let rest = s ^ low;
@@ -368,12 +312,22 @@ fn local_splits(t: &Tables<'_>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) 
         // A = x (block 0), B = 8g + y (own block): a split only when g is not empty.
         if g != 0 {
             let (a, b) = (x, base | y);
-            acc.add_split(t.k.log_psi(a, b), a, t.cell(a), Vals::of(&own[y as usize]));
+            acc.add_split(
+                t.k.log_psi_scalar(a, b),
+                a,
+                t.cell(a),
+                Vals::of(&own[y as usize]),
+            );
         }
         // A = 8g + x (own block), B = y (block 0): y must not be empty.
         if y != 0 {
             let (a, b) = (base | x, y);
-            acc.add_split(t.k.log_psi(a, b), a, Vals::of(&own[x as usize]), lane(y));
+            acc.add_split(
+                t.k.log_psi_scalar(a, b),
+                a,
+                Vals::of(&own[x as usize]),
+                lane(y),
+            );
         }
         if sub == 0 {
             break;
@@ -392,43 +346,52 @@ pub(crate) fn groups_of_size(upper: usize, u: usize) -> Vec<u64> {
     }
 }
 
-/// The full trellis of a Ginkgo model over `N >=` [`MIN_LEAVES`] leaves: every cell and MAP
-/// split, indexed by bitmask.
-pub(super) fn build(
-    model: &GinkgoModel,
+/// [`build`] for the energy of `m`.
+pub(super) fn build_model(
+    m: crate::model::LaneModel<'_>,
     isa: Isa,
     cancel: &Cancel,
 ) -> Result<(Vec<Cell>, Vec<u32>), ExactError> {
-    let n = model.n_leaves();
-    debug_assert!(n >= MIN_LEAVES);
-    let stats = model.stat_table()?;
-    if stats.len() != 1usize << n {
-        return Err(ExactError::BadStatTable {
-            len: stats.len(),
-            n,
-        });
+    struct Run<'a> {
+        isa: Isa,
+        cancel: &'a Cancel,
     }
+    impl energy::RunEnergy for Run<'_> {
+        type Output = Result<(Vec<Cell>, Vec<u32>), ExactError>;
+        fn run<E: Energy>(self, e: &E) -> Self::Output {
+            build(e, self.isa, self.cancel)
+        }
+    }
+    energy::with_energy(m, Run { isa, cancel })?
+}
+
+/// The full trellis of energy `k` over `N >=` [`MIN_LEAVES`] leaves: every cell and MAP
+/// split, indexed by bitmask.
+pub(super) fn build<E: Energy>(
+    k: &E,
+    isa: Isa,
+    cancel: &Cancel,
+) -> Result<(Vec<Cell>, Vec<u32>), ExactError> {
+    let n = k.n_leaves();
+    debug_assert!(n >= MIN_LEAVES);
     let n_blocks = 1usize << (n - 3);
-    let mut blocks: Vec<Block> = Vec::with_capacity(n_blocks);
+    let mut blocks: Vec<Block<E::Stat>> = Vec::with_capacity(n_blocks);
     crate::memory::advise_huge_pages(&blocks);
     // Written (its pages first touched) a batch at a time between checks.
-    for batch in stats.chunks(8 << 16) {
+    for start in (0..n_blocks).step_by(1 << 16) {
         if cancel.is_cancelled() {
             return Err(ExactError::Cancelled);
         }
-        blocks.extend(batch.chunks_exact(8).map(|c| Block {
+        blocks.extend((start..n_blocks.min(start + (1 << 16))).map(|b| Block {
             lz: [f64::NEG_INFINITY; 8],
             mp: [f64::NEG_INFINITY; 8],
             ee: [0.0; 8],
             cnt: [0; 8],
-            t: std::array::from_fn(|l| c[l].t),
-            q: std::array::from_fn(|l| c[l].sqrt_t),
+            st: k.block_stat(b),
         }));
     }
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
     let mut map_split = vec![0u32; 1usize << n];
-    // Made once: it reads every subset's statistics.
-    let kernel = Kernel::new(model, &stats, n);
     if cancel.is_cancelled() {
         return Err(ExactError::Cancelled);
     }
@@ -436,7 +399,7 @@ pub(super) fn build(
     for u in 0..=upper {
         let groups = groups_of_size(upper, u);
         let tables = Tables {
-            k: kernel,
+            k,
             blocks: &blocks,
             cnt_hi: &cnt_hi,
         };
@@ -460,7 +423,6 @@ pub(super) fn build(
             map_split[(g << 3) as usize..(g << 3) as usize + 8].copy_from_slice(&o.splits);
         }
     }
-    drop(stats);
     let cells = blocks
         .iter()
         .zip(&cnt_hi)
@@ -476,5 +438,7 @@ pub(super) fn build(
     Ok((cells, map_split))
 }
 
+#[cfg(test)]
+mod energy_tests;
 #[cfg(test)]
 mod tests;

@@ -61,7 +61,7 @@ fn models() -> Vec<(String, GinkgoModel)> {
 }
 
 /// Asserts that `got` (lane trellis) and `want` (split loop) agree on every cluster.
-fn compare(what: &str, got: &FullTrellis, want: &FullTrellis) -> f64 {
+pub(super) fn compare(what: &str, got: &FullTrellis, want: &FullTrellis) -> f64 {
     let n = want.n_leaves();
     let mut worst = 0.0f64;
     for b in 1..1u64 << n {
@@ -115,25 +115,7 @@ fn lanes_match_the_split_loop_on_every_isa() {
 #[test]
 fn lanes_give_the_same_bits_for_one_and_two_threads() {
     let ds = generate_dataset(&GinkgoParams::w_jet(), 1, 14, 14, 44, 1_000_000, "t").unwrap();
-    let m = ds.jets[0].model().unwrap();
-    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
-        let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| FullTrellis::build_lanes(&m, 32, isa).unwrap())
-        };
-        let (one, two) = (run(1), run(2));
-        for b in 1..1usize << m.n_leaves() {
-            let (x, y) = (&one.cells[b], &two.cells[b]);
-            assert_eq!(x.log_z.to_bits(), y.log_z.to_bits(), "{isa} {b:#x}");
-            assert_eq!(x.mean_log_phi.to_bits(), y.mean_log_phi.to_bits());
-            assert_eq!(x.map.to_bits(), y.map.to_bits());
-            assert_eq!(x.count(), y.count());
-        }
-        assert_eq!(one.map_split, two.map_split);
-    }
+    super::energy_tests::same_bits_for_one_and_two_threads(&ds.jets[0].model().unwrap());
 }
 
 #[test]
@@ -205,7 +187,7 @@ fn the_scalar_set_takes_the_split_loop_and_vector_sets_the_lanes() {
 /// instruction set: within `3e-15 (1 + |value|)` over its whole range, both sides of `ln 2`.
 #[test]
 fn lanes_log1mexp_matches_the_model_on_every_isa() {
-    use super::cross::log1mexp;
+    use super::ginkgo::log1mexp;
     use crate::simd::{dispatch, Lanes, WithLanes};
     struct Probe(Vec<f64>);
     impl WithLanes for Probe {
