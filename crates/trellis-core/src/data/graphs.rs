@@ -73,6 +73,19 @@ pub fn signed_uniform_weights(n: usize, scale: f64, seed: u64) -> Result<WeightM
     })
 }
 
+/// Gaussian similarities `exp(-d^2 / 0.1)` of `n` points drawn uniformly in the unit square
+/// with `seed`: a dense similarity matrix of the kind a user brings (the speed example and
+/// benches time the graph energies on it). Errors for more than 64 points.
+pub fn gaussian_similarities(n: usize, seed: u64) -> Result<WeightMatrix, ModelError> {
+    check_points(n)?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let pts: Vec<(f64, f64)> = (0..n).map(|_| (rng.random(), rng.random())).collect();
+    weights_from(n, |i, j| {
+        let (dx, dy) = (pts[i].0 - pts[j].0, pts[i].1 - pts[j].1);
+        (-(dx * dx + dy * dy) / 0.1).exp()
+    })
+}
+
 /// A random planted-partition graph: each pair inside a cluster is joined (weight 1) with
 /// probability `p_in`, each pair across clusters with probability `p_out`. Errors when the
 /// sizes add up to more than 64 points.

@@ -142,6 +142,9 @@ pub struct FullTrellis {
     pub(super) cells: Vec<Cell>,
     /// The `A` part of each cluster's best split (0 for single leaves).
     pub(super) map_split: Vec<u32>,
+    /// The number of trees tied with the MAP value and the tolerance it was counted at, when
+    /// the build counted it ([`FullTrellis::build_with_ties`]).
+    pub(super) map_ties: Option<(f64, u128)>,
 }
 
 impl FullTrellis {
@@ -197,6 +200,63 @@ impl FullTrellis {
         max_leaves: usize,
         isa: Isa,
     ) -> Result<FullTrellis, ExactError> {
+        Self::build_lanes_with(model, max_leaves, isa, None)
+    }
+
+    /// [`FullTrellis::build_with_limit`] that also counts the trees tied with the MAP value at
+    /// relative tolerance `rel_tol` ([`super::map_ties`]; a negative or NaN tolerance counts
+    /// as 0), which [`FullTrellis::n_map_trees`] then returns without a second pass: on the
+    /// eight-lane path in the same pass as the MAP (tolerances below 1/2), elsewhere by the
+    /// second pass right after the build. The count is the same either way.
+    pub fn build_with_ties<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        rel_tol: f64,
+    ) -> Result<FullTrellis, ExactError> {
+        Self::build_with_ties_isa(model, max_leaves, rel_tol, Isa::detect())
+    }
+
+    /// [`FullTrellis::build_with_ties`] with the lanes of `isa` ([`FullTrellis::build_with_isa`]).
+    #[doc(hidden)]
+    pub fn build_with_ties_isa<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        rel_tol: f64,
+        isa: Isa,
+    ) -> Result<FullTrellis, ExactError> {
+        let tol = rel_tol.max(0.0);
+        let mut t = if Self::counts_ties_in_pass_isa(model, rel_tol, isa) {
+            Self::build_lanes_with(model, max_leaves, isa, Some(tol))?
+        } else {
+            Self::build_with_isa(model, max_leaves, isa)?
+        };
+        if t.map_ties.is_none() {
+            t.map_ties = Some((tol, t.n_map_trees(model, tol)?));
+        }
+        Ok(t)
+    }
+
+    /// Whether [`FullTrellis::build_with_ties`] counts the MAP ties of `model` at `rel_tol` in
+    /// the build's own pass (the eight lanes on a vector instruction set, `N >= 4`, a
+    /// tolerance below 1/2), at little cost; otherwise it runs the second pass after the build.
+    pub fn counts_ties_in_pass<M: SplitModel>(model: &M, rel_tol: f64) -> bool {
+        Self::counts_ties_in_pass_isa(model, rel_tol, Isa::detect())
+    }
+
+    fn counts_ties_in_pass_isa<M: SplitModel>(model: &M, rel_tol: f64, isa: Isa) -> bool {
+        isa.lanes_beat_split_loop()
+            && model.lane_model().is_some()
+            && model.n_leaves() >= lanes::MIN_LEAVES
+            && lanes::ties::single_pass(rel_tol.max(0.0))
+    }
+
+    /// [`FullTrellis::build_lanes`], counting the MAP ties at `tie_tol` in the same pass.
+    pub(crate) fn build_lanes_with<M: SplitModel>(
+        model: &M,
+        max_leaves: usize,
+        isa: Isa,
+        tie_tol: Option<f64>,
+    ) -> Result<FullTrellis, ExactError> {
         let n = model.n_leaves();
         let Some(lane_model) = model.lane_model().filter(|_| n >= lanes::MIN_LEAVES) else {
             return Self::build_tiled(model, max_leaves, Tiling::DEFAULT);
@@ -204,11 +264,12 @@ impl FullTrellis {
         // The token first: a cancellation from here on stops the build.
         let cancel = crate::cancel::Cancel::new();
         check_size::<M>(n, max_leaves)?;
-        let (cells, map_split) = lanes::build_model(lane_model, isa, &cancel)?;
+        let (cells, map_split, ties) = lanes::build_model(lane_model, isa, tie_tol, &cancel)?;
         Ok(FullTrellis {
             n,
             cells,
             map_split,
+            map_ties: tie_tol.zip(ties),
         })
     }
 
@@ -289,6 +350,7 @@ impl FullTrellis {
             n,
             cells,
             map_split,
+            map_ties: None,
         })
     }
 

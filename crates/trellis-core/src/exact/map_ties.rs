@@ -67,10 +67,18 @@ impl FullTrellis {
     /// rounding alone; a negative or NaN tolerance counts as 0, exact floating-point equality).
     /// See the [module docs](super::map_ties) for the rule and the tolerance. 0 if no tree has a
     /// finite log-likelihood; saturates at `u128::MAX` (above N = 31). Errors when `model` has a
-    /// different number of leaves.
+    /// different number of leaves. A trellis built by [`FullTrellis::build_with_ties`] at this
+    /// tolerance returns its build's count (the same number) without the second pass.
     pub fn n_map_trees<M: SplitModel>(&self, model: &M, rel_tol: f64) -> Result<u128, ExactError> {
         let n = self.n_leaves();
         let tol = rel_tol.max(0.0);
+        self.check_model(model)?;
+        // Counted by the build at this tolerance ([`FullTrellis::build_with_ties`]).
+        if let Some((t, count)) = self.map_ties {
+            if t == tol {
+                return Ok(count);
+            }
+        }
         let mut records: Vec<Record<M::Stat>> = Vec::with_capacity(1usize << n);
         crate::memory::advise_huge_pages(&records);
         records.extend(
@@ -216,12 +224,13 @@ mod tests {
     fn check<M: SplitModel>(what: &str, m: &M) -> u128 {
         let t = FullTrellis::build(m).unwrap();
         let got = t.n_map_trees(m, TIE_TOLERANCE).unwrap();
-        assert_eq!(
-            got,
-            brute_force(m, TIE_TOLERANCE),
-            "{what}, n = {}",
-            m.n_leaves()
-        );
+        let n = m.n_leaves();
+        assert_eq!(got, brute_force(m, TIE_TOLERANCE), "{what}, n = {n}");
+        // Counted in the build's own pass (the lanes, N >= 4 on a vector set).
+        let one_pass = FullTrellis::build_with_ties(m, 32, TIE_TOLERANCE).unwrap();
+        assert!(one_pass.map_ties.is_some(), "{what}, n = {n}");
+        let got_one = one_pass.n_map_trees(m, TIE_TOLERANCE).unwrap();
+        assert_eq!(got_one, got, "{what}, n = {n}: one pass");
         got
     }
 

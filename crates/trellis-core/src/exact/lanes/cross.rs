@@ -3,6 +3,7 @@
 //! written once over [`Lanes`] and compiled per instruction set.
 
 use super::energy::{Energy, LanePsi};
+use super::ties::Cand;
 use super::{Acc, Block, Tables, SLOT_A, SLOT_B, USED_SLOTS, ZERO_SLOT};
 use crate::simd::{dispatch, Isa, Lanes, WithLanes};
 
@@ -20,6 +21,7 @@ pub(super) fn run<E: Energy>(
     g: u64,
     consts: &[Option<E::Consts>; 8],
     acc: &mut [Acc; 8],
+    cands: &mut [Vec<Cand>; 8],
     isa: Isa,
 ) {
     // Parents of at most 16 leaves have at most 29!! < 2^53 trees, so every product and
@@ -27,7 +29,13 @@ pub(super) fn run<E: Energy>(
     // children whose counts exceed 64 bits: their products are taken in scalar 128-bit
     // arithmetic; the others sum 64-bit products into 128 bits.
     let largest = g.count_ones() + 3;
-    let job = Cross { t, g, consts, acc };
+    let job = Cross {
+        t,
+        g,
+        consts,
+        acc,
+        cands,
+    };
     if largest <= SMALL_PARENT {
         dispatch(isa, Counted::<E, SMALL>(job));
     } else if largest < 20 {
@@ -50,6 +58,8 @@ struct Cross<'a, 'b, E: Energy> {
     g: u64,
     consts: &'a [Option<E::Consts>; 8],
     acc: &'a mut [Acc; 8],
+    /// The splits that may tie with their parent's MAP, by parent lane (when counted).
+    cands: &'a mut [Vec<Cand>; 8],
 }
 
 struct Counted<'a, 'b, E: Energy, const C: u8>(Cross<'a, 'b, E>);
@@ -279,7 +289,13 @@ pub(crate) struct Step<'a, E: Energy, L: Lanes> {
 
 #[inline(always)]
 fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
-    let Cross { t, g, consts, acc } = job;
+    let Cross {
+        t,
+        g,
+        consts,
+        acc,
+        cands,
+    } = job;
     let blocks = t.blocks;
     let vs = [slots::<E, L>(0, consts), slots::<E, L>(1, consts)];
     let fresh = Sums {
@@ -316,6 +332,7 @@ fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
                 bb,
                 &mut s0,
                 &mut wide_counts[0],
+                cands,
             );
         }
         if let Some(lp) = lp1 {
@@ -329,6 +346,7 @@ fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
                 bb,
                 &mut s1,
                 &mut wide_counts[1],
+                cands,
             );
         }
     });
@@ -376,6 +394,7 @@ fn step<L: Lanes, E: Energy, const C: u8>(
     bb: &Block<E::Stat>,
     x: &mut Sums<L>,
     wide_counts: &mut [u128; 8],
+    cands: &mut [Vec<Cand>; 8],
 ) {
     let lp = psi.lp();
     let lza = f.a(&ba.lz);
@@ -388,8 +407,23 @@ fn step<L: Lanes, E: Energy, const C: u8>(
     let up_m = z.gt(x.m.add(L::splat(RESCALE)));
     let (ma, mb) = (f.a(&ba.mp), f.b(&bb.mp));
     let vu = psi.lp_up().add(ma).add(mb);
-    let up_b = L::and(vu.ge(x.best), vu.gt(L::splat(f64::NEG_INFINITY)));
-    if L::bits(L::or(up_m, up_b)) != 0 {
+    let above_ninf = vu.gt(L::splat(f64::NEG_INFINITY));
+    let up_b = L::and(vu.ge(x.best), above_ninf);
+    // Splits that may tie with the parent's final MAP (see `super::ties`).
+    let tie = match &t.ties {
+        Some(tt) => {
+            let w = x
+                .best
+                .abs()
+                .add(ma.abs())
+                .add(mb.abs())
+                .add(L::splat(2.0 * tt.mag_max + 1.0))
+                .mul(L::splat(tt.window_factor()));
+            L::and(vu.ge(x.best.sub(w)), above_ninf)
+        }
+        None => L::mask(0),
+    };
+    if L::bits(L::or(L::or(up_m, up_b), tie)) != 0 {
         if L::bits(up_m) != 0 {
             let m = L::select(up_m, z, x.m);
             let r = L::select(up_m, x.m.sub(m).exp(), L::splat(1.0));
@@ -397,8 +431,26 @@ fn step<L: Lanes, E: Energy, const C: u8>(
             x.es = x.es.mul(r);
             x.m = m;
         }
-        if L::bits(up_b) != 0 {
-            let val = t.k.exact(&psi, up_b).add(ma).add(mb);
+        let need = L::or(up_b, tie);
+        if L::bits(need) != 0 {
+            let exact = t.k.exact(&psi, need);
+            let tied = L::bits(tie);
+            if tied != 0 {
+                let mut psis = [0.0f64; 8];
+                exact.store(&mut psis);
+                let b = st.g ^ a;
+                for (l, &psi) in psis.iter().enumerate() {
+                    let j = 8 * st.v + l;
+                    if tied >> l & 1 == 1 && j < USED_SLOTS {
+                        cands[(SLOT_A[j] | SLOT_B[j]) as usize].push(Cand {
+                            a: (a << 3) | SLOT_A[j] as u64,
+                            b: (b << 3) | SLOT_B[j] as u64,
+                            psi,
+                        });
+                    }
+                }
+            }
+            let val = exact.add(ma).add(mb);
             let upd = L::and(up_b, val.ge(x.best));
             x.best = L::select(upd, val, x.best);
             let upd = L::bits(upd);

@@ -211,3 +211,38 @@ fn every_energy_s_lanes_give_the_same_bits_for_one_and_two_threads() {
     let (_, g) = generator_models(13, 13).swap_remove(0);
     same_bits_for_one_and_two_threads(&g);
 }
+
+/// The MAP-tie count in the lanes' own pass against the second pass
+/// ([`crate::exact::map_ties`]), at several tolerances, on every instruction set: every
+/// energy's models (ties by construction among them) and Ginkgo jets.
+#[test]
+fn tie_counts_in_the_same_pass_match_the_second_pass() {
+    fn check<M: SplitModel>(what: &str, m: &M, most: &mut u128) {
+        let want_t = FullTrellis::build_tiled(m, 32, Tiling::DEFAULT).unwrap();
+        for tol in [crate::exact::TIE_TOLERANCE, 0.0, 1e-4, 0.3] {
+            let want = want_t.n_map_trees(m, tol).unwrap();
+            *most = (*most).max(want);
+            for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+                let got = FullTrellis::build_with_ties_isa(m, 32, tol, isa).unwrap();
+                assert_eq!(got.map_ties.map(|x| x.0), Some(tol), "{what} {isa} {tol}");
+                let n = got.n_map_trees(m, tol).unwrap();
+                assert_eq!(n, want, "{what} {isa} tolerance {tol}");
+            }
+        }
+    }
+    let mut most = 0;
+    for (name, m) in dasgupta_models([4, 6, 9, 11]) {
+        check(&name, &m, &mut most);
+    }
+    for (name, m) in correlation_models([4, 7, 10]) {
+        check(&name, &m, &mut most);
+    }
+    for (name, m) in generator_models(4, 10) {
+        check(&name, &m, &mut most);
+    }
+    let ds = generate_dataset(&GinkgoParams::qcd(), 4, 5, 11, 61, 200_000, "ties").unwrap();
+    for j in &ds.jets {
+        check(&j.name, &j.model().unwrap(), &mut most);
+    }
+    assert!(most > 1000, "few ties: {most}");
+}

@@ -32,6 +32,7 @@ pub(crate) mod energy;
 mod generator;
 pub(crate) mod ginkgo;
 pub(super) mod map;
+pub(crate) mod ties;
 
 use super::split_loop::{Cell, EMPTY_CELL, LEAF_CELL};
 use super::ExactError;
@@ -74,6 +75,8 @@ pub(super) struct Tables<'a, E: Energy> {
     pub(super) k: &'a E,
     pub(super) blocks: &'a [Block<E::Stat>],
     pub(super) cnt_hi: &'a [[u64; 8]],
+    /// The finished clusters' MAP-tie counts, when they are counted in this pass.
+    pub(super) ties: Option<ties::TieTables<'a>>,
 }
 
 impl<E: Energy> Tables<'_, E> {
@@ -248,10 +251,11 @@ impl Acc {
     }
 }
 
-/// A group's eight cells and MAP splits, by lane.
+/// A group's eight cells, MAP splits and MAP-tie counts and magnitudes, by lane.
 struct GroupOut {
     cells: [Cell; 8],
     splits: [u32; 8],
+    ties: [(u128, f64); 8],
 }
 
 /// Lanes in order of size (a lane's local splits read the smaller lanes of its own block).
@@ -263,12 +267,14 @@ fn solve_group<E: Energy>(t: &Tables<'_, E>, g: u64, isa: Isa) -> GroupOut {
     let base = g << 3;
     let consts = consts(t.k, g);
     let mut acc = [Acc::NEW; 8];
+    let mut cands: [Vec<ties::Cand>; 8] = Default::default();
     if u >= 2 && consts.iter().any(Option::is_some) {
-        cross::run(t, g, &consts, &mut acc, isa);
+        cross::run(t, g, &consts, &mut acc, &mut cands, isa);
     }
     let mut out = GroupOut {
         cells: [EMPTY_CELL; 8],
         splits: [0; 8],
+        ties: [(0, 0.0); 8],
     };
     for s in LANE_ORDER {
         let k = u + s.count_ones();
@@ -279,22 +285,49 @@ fn solve_group<E: Energy>(t: &Tables<'_, E>, g: u64, isa: Isa) -> GroupOut {
             (_, None) => (EMPTY_CELL, 0),
             (_, Some(_)) => {
                 let a = &mut acc[s as usize];
+                let c = &mut cands[s as usize];
                 if s != 0 {
-                    local_splits(t, g, s, &out.cells, a);
+                    local_splits(t, g, s, &out.cells, a, t.ties.is_some().then_some(c));
                 }
-                let _ = i;
                 a.finish()
             }
         };
         out.cells[s as usize] = cell;
         out.splits[s as usize] = split;
+        out.ties[s as usize] = match &t.ties {
+            _ if k == 1 => (1, 0.0),
+            Some(tt) => ties::count(cell.map, tt.tol, &cands[s as usize], |j| {
+                if j >> 3 == g {
+                    let l = (j & 7) as usize;
+                    (out.cells[l].map, out.ties[l].0, out.ties[l].1)
+                } else {
+                    (t.cell(j).mp, tt.count[j as usize], tt.mag[j as usize])
+                }
+            }),
+            None => (0, 0.0),
+        };
+        let _ = i;
     }
     out
 }
 
 /// The splits of `8g + s` (`s != 0`) whose upper parts are `(0, g)` or `(g, 0)`: one child is
 /// in the parent's own block (`own`, lanes smaller than `s` finished), the other in block 0.
-fn local_splits<E: Energy>(t: &Tables<'_, E>, g: u64, s: u64, own: &[Cell; 8], acc: &mut Acc) {
+fn local_splits<E: Energy>(
+    t: &Tables<'_, E>,
+    g: u64,
+    s: u64,
+    own: &[Cell; 8],
+    acc: &mut Acc,
+    mut cands: Option<&mut Vec<ties::Cand>>,
+) {
+    let mut split = |acc: &mut Acc, a: u64, b: u64, x: Vals, y: Vals| {
+        let psi = t.k.log_psi_scalar(a, b);
+        if let Some(c) = cands.as_deref_mut() {
+            c.push(ties::Cand { a, b, psi });
+        }
+        acc.add_split(psi, a, x, y);
+    };
     let base = g << 3;
     let low = s & s.wrapping_neg();
     let rest = s ^ low;
@@ -312,22 +345,12 @@ fn local_splits<E: Energy>(t: &Tables<'_, E>, g: u64, s: u64, own: &[Cell; 8], a
         // A = x (block 0), B = 8g + y (own block): a split only when g is not empty.
         if g != 0 {
             let (a, b) = (x, base | y);
-            acc.add_split(
-                t.k.log_psi_scalar(a, b),
-                a,
-                t.cell(a),
-                Vals::of(&own[y as usize]),
-            );
+            split(acc, a, b, t.cell(a), Vals::of(&own[y as usize]));
         }
         // A = 8g + x (own block), B = y (block 0): y must not be empty.
         if y != 0 {
             let (a, b) = (base | x, y);
-            acc.add_split(
-                t.k.log_psi_scalar(a, b),
-                a,
-                Vals::of(&own[x as usize]),
-                lane(y),
-            );
+            split(acc, a, b, Vals::of(&own[x as usize]), lane(y));
         }
         if sub == 0 {
             break;
@@ -350,28 +373,42 @@ pub(crate) fn groups_of_size(upper: usize, u: usize) -> Vec<u64> {
 pub(super) fn build_model(
     m: crate::model::LaneModel<'_>,
     isa: Isa,
+    tie_tol: Option<f64>,
     cancel: &Cancel,
-) -> Result<(Vec<Cell>, Vec<u32>), ExactError> {
+) -> Result<LaneOut, ExactError> {
     struct Run<'a> {
         isa: Isa,
+        tie_tol: Option<f64>,
         cancel: &'a Cancel,
     }
     impl energy::RunEnergy for Run<'_> {
-        type Output = Result<(Vec<Cell>, Vec<u32>), ExactError>;
+        type Output = Result<LaneOut, ExactError>;
         fn run<E: Energy>(self, e: &E) -> Self::Output {
-            build(e, self.isa, self.cancel)
+            build(e, self.isa, self.tie_tol, self.cancel)
         }
     }
-    energy::with_energy(m, Run { isa, cancel })?
+    energy::with_energy(
+        m,
+        Run {
+            isa,
+            tie_tol,
+            cancel,
+        },
+    )?
 }
 
-/// The full trellis of energy `k` over `N >=` [`MIN_LEAVES`] leaves: every cell and MAP
-/// split, indexed by bitmask.
+/// What the lane trellis gives: every cell and MAP split, indexed by bitmask, and when asked
+/// for, the number of trees tied with the MAP value ([`crate::exact::map_ties`]).
+pub(super) type LaneOut = (Vec<Cell>, Vec<u32>, Option<u128>);
+
+/// The full trellis of energy `k` over `N >=` [`MIN_LEAVES`] leaves, with the MAP-tie count
+/// at relative tolerance `tie_tol` (in `[0, 1/2)`: [`ties::single_pass`]) when it is given.
 pub(super) fn build<E: Energy>(
     k: &E,
     isa: Isa,
+    tie_tol: Option<f64>,
     cancel: &Cancel,
-) -> Result<(Vec<Cell>, Vec<u32>), ExactError> {
+) -> Result<LaneOut, ExactError> {
     let n = k.n_leaves();
     debug_assert!(n >= MIN_LEAVES);
     let n_blocks = 1usize << (n - 3);
@@ -392,6 +429,12 @@ pub(super) fn build<E: Energy>(
     }
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
     let mut map_split = vec![0u32; 1usize << n];
+    // The tie counts and magnitudes (a leaf: one tree, magnitude 0).
+    let (mut tie_count, mut tie_mag) = match tie_tol {
+        Some(_) => (vec![0u128; 1usize << n], vec![0.0f64; 1usize << n]),
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut mag_max = 0.0f64;
     if cancel.is_cancelled() {
         return Err(ExactError::Cancelled);
     }
@@ -402,6 +445,12 @@ pub(super) fn build<E: Energy>(
             k,
             blocks: &blocks,
             cnt_hi: &cnt_hi,
+            ties: tie_tol.map(|tol| ties::TieTables {
+                tol,
+                mag_max,
+                count: &tie_count,
+                mag: &tie_mag,
+            }),
         };
         let outs: Vec<Option<GroupOut>> = groups
             .par_iter()
@@ -421,8 +470,16 @@ pub(super) fn build<E: Energy>(
                 h[l] = c.n_finite[1];
             }
             map_split[(g << 3) as usize..(g << 3) as usize + 8].copy_from_slice(&o.splits);
+            if tie_tol.is_some() {
+                for (l, &(c, m)) in o.ties.iter().enumerate() {
+                    let i = (g << 3) as usize | l;
+                    (tie_count[i], tie_mag[i]) = (c, m);
+                    mag_max = mag_max.max(m);
+                }
+            }
         }
     }
+    let root_ties = tie_tol.map(|_| tie_count[(1usize << n) - 1]);
     let cells = blocks
         .iter()
         .zip(&cnt_hi)
@@ -435,7 +492,7 @@ pub(super) fn build<E: Energy>(
             })
         })
         .collect();
-    Ok((cells, map_split))
+    Ok((cells, map_split, root_ties))
 }
 
 #[cfg(test)]
