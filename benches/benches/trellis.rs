@@ -1,6 +1,8 @@
 //! Criterion benchmarks of the exact trellis on single Ginkgo jets: log Z + MAP + finite-tree
 //! count + entropy at N = 8 to 18; the eight-lane path with each instruction set (scalar, AVX2,
-//! AVX-512) beside the split loop at N = 12 to 16 (`full_trellis_isa`); the MAP-only trellis (`map_trellis`, the same MAP, splits
+//! AVX-512) beside the split loop at N = 12 to 16 (`full_trellis_isa`); every energy with a
+//! lane kernel (Ginkgo, Dasgupta, HCC, the generator's density) per instruction set beside its
+//! split loop at N = 12 and 14 (`full_trellis_energy_isa`); the MAP-only trellis (`map_trellis`, the same MAP, splits
 //! skipped by the Ginkgo bound) at N = 12 to 18, each beside the full trellis of the same jet in
 //! the same run; the outside pass (all cluster marginals) and posterior
 //! sampling; and same-run baselines (brute-force enumeration of all trees at N = 8, beam search,
@@ -86,6 +88,72 @@ fn trellis_isa(c: &mut Criterion) {
                 })
             });
         }
+    }
+    g.finish();
+}
+
+/// Every energy with a lane kernel beside its own split loop, per instruction set this CPU
+/// has, at N = 12 and 14, in one run: the Ginkgo jet, Dasgupta's cost on Gaussian
+/// similarities of N points, HCC on signed uniform affinities, the Ginkgo generator's density
+/// of the jet; `split_loop`, the eight lanes of each set (`lanes_<set>`) and, for the widest
+/// set, the lanes with the MAP-tie count in the same pass (`ties_<set>`). Run it with
+/// `TRELLIS_LAB_SIMD=scalar` as well to time the split loop as a CPU without AVX2 runs it.
+fn trellis_energy_isa(c: &mut Criterion) {
+    use trellis_core::data::graphs::{gaussian_similarities, signed_uniform_weights};
+    use trellis_core::exact::TIE_TOLERANCE;
+    use trellis_core::model::{CorrelationModel, DasguptaModel, GinkgoGeneratorModel, SplitModel};
+
+    fn bench<M: SplitModel>(
+        g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        energy: &str,
+        n: usize,
+        m: &M,
+    ) {
+        let id = |path: &str| BenchmarkId::new(format!("{energy}/{path}"), n);
+        g.bench_function(id("split_loop"), |b| {
+            b.iter(|| {
+                black_box(
+                    FullTrellis::build_split_loop(m, 32)
+                        .unwrap()
+                        .log_partition(),
+                )
+            })
+        });
+        let narrowest = Isa::detect();
+        for isa in Isa::ALL
+            .into_iter()
+            .filter(|&i| i.available() && i <= narrowest)
+        {
+            g.bench_function(id(&format!("lanes_{}", isa.name())), |b| {
+                b.iter(|| {
+                    black_box(
+                        FullTrellis::build_lanes(m, 32, isa)
+                            .unwrap()
+                            .log_partition(),
+                    )
+                })
+            });
+        }
+        g.bench_function(id(&format!("ties_{}", narrowest.name())), |b| {
+            b.iter(|| {
+                let t = FullTrellis::build_with_ties(m, 32, TIE_TOLERANCE).unwrap();
+                black_box(t.n_map_trees(m, TIE_TOLERANCE).unwrap())
+            })
+        });
+    }
+
+    let mut g = c.benchmark_group("full_trellis_energy_isa");
+    g.sample_size(10);
+    for n in [12usize, 14] {
+        let jet = jet_with(n);
+        let seed = 22 + n as u64;
+        bench(&mut g, "ginkgo", n, &jet.model().unwrap());
+        let w = gaussian_similarities(n, seed).unwrap();
+        bench(&mut g, "dasgupta", n, &DasguptaModel::new(w, 1.0).unwrap());
+        let w = signed_uniform_weights(n, 1.0, seed).unwrap();
+        bench(&mut g, "hcc", n, &CorrelationModel::new(w, 1.0).unwrap());
+        let gen = GinkgoGeneratorModel::new(jet.leaves.clone(), jet.t_cut, jet.lam).unwrap();
+        bench(&mut g, "generator", n, &gen);
     }
     g.finish();
 }
@@ -229,6 +297,7 @@ criterion_group!(
     benches,
     trellis,
     trellis_isa,
+    trellis_energy_isa,
     map_trellis,
     queries,
     sparse,
