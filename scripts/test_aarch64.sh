@@ -2,7 +2,9 @@
 # The core crate on 64-bit ARM, without ARM hardware: cross-built for aarch64-unknown-linux-gnu
 # and its tests run under qemu-user (user-mode emulation of an ARM CPU with NEON), so the NEON
 # lanes are checked against the scalar definitions, against the split loop, and against the
-# golden bits that the scalar set wrote on x86-64 (crates/trellis-core/tests/data/lanes_bits.txt).
+# golden bits that the scalar set wrote on x86-64 (crates/trellis-core/tests/data/lanes_bits.txt
+# for the Ginkgo model, lanes_bits_energies.txt for Dasgupta's cost, HCC and the generator's
+# density; the lib's `exact::lanes` tests compare every energy's NEON lanes with its split loop).
 # Then a type check for macOS (aarch64-apple-darwin) of the core crate and of the harness, so
 # that nothing Linux-only breaks the build there.
 #

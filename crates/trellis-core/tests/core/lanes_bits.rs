@@ -52,18 +52,18 @@ fn generate(params: &GinkgoParams, seed: u64, n: usize, raised: bool) -> GinkgoM
 }
 
 /// FNV-1a over 64-bit words.
-struct Fnv(u64);
+pub(crate) struct Fnv(pub(crate) u64);
 
 impl Fnv {
-    fn new() -> Fnv {
+    pub(crate) fn new() -> Fnv {
         Fnv(0xcbf2_9ce4_8422_2325)
     }
-    fn word(&mut self, w: u64) {
+    pub(crate) fn word(&mut self, w: u64) {
         for b in w.to_le_bytes() {
             self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    fn f(&mut self, x: f64) {
+    pub(crate) fn f(&mut self, x: f64) {
         self.word(x.to_bits());
     }
 }
@@ -79,6 +79,13 @@ fn model_hash(m: &GinkgoModel) -> u64 {
         h.f(s.sqrt_t);
         h.f(s.log_t);
     }
+    psi_hash(m, &stats, &mut h);
+    h.0
+}
+
+/// Adds every split's `log psi` of `m` (statistics `stats`) to `h`.
+pub(crate) fn psi_hash<M: SplitModel>(m: &M, stats: &[M::Stat], h: &mut Fnv) {
+    let n = m.n_leaves();
     for p in 1..1u64 << n {
         // Splits {A, B} once each: A holds the lowest leaf of P.
         let low = p & p.wrapping_neg();
@@ -99,36 +106,66 @@ fn model_hash(m: &GinkgoModel) -> u64 {
             }
         }
     }
-    h.0
 }
 
 /// What the golden file keeps of one jet's trellis.
 #[derive(Debug, PartialEq)]
-struct Summary {
+pub(crate) struct Summary {
     /// Hash of [`model_hash`]'s values (libm's part).
-    model: u64,
+    pub(crate) model: u64,
     /// The whole jet's log Z (compared to 1e-12).
-    log_z: f64,
+    pub(crate) log_z: f64,
     /// The whole jet's MAP value and finite-tree count.
-    map: f64,
-    count: u128,
+    pub(crate) map: f64,
+    pub(crate) count: u128,
     /// Hashes of every cluster's MAP value bits and count.
-    map_all: u64,
-    count_all: u64,
+    pub(crate) map_all: u64,
+    pub(crate) count_all: u64,
     /// The MAP tree, canonical Newick.
-    tree: String,
+    pub(crate) tree: String,
 }
 
 /// The trellis with every instruction set this CPU has, checked against each other and the
 /// split loop; the scalar set's summary.
 fn solve(name: &str, m: &GinkgoModel) -> Summary {
+    let summary = solve_with(name, m, |isa, full| {
+        let map = MapTrellis::build_with_isa(m, 32, isa).unwrap();
+        for b in 1..1u64 << m.n_leaves() {
+            let s = Subset(b);
+            assert_eq!(
+                map.map_log_likelihood_of(s).unwrap().to_bits(),
+                full.map_log_likelihood_of(s).unwrap().to_bits(),
+                "{name} ({isa}) {b:#x}: MAP value, MAP-only trellis"
+            );
+        }
+        assert_eq!(
+            full.map_tree().to_newick(),
+            map.map_tree().to_newick(),
+            "{name} ({isa}): MAP-only tree"
+        );
+    });
+    Summary {
+        model: model_hash(m),
+        ..summary
+    }
+}
+
+/// [`solve`] for any model (its lanes taken with every instruction set: the dispatched path
+/// and the eight lanes themselves), with `more` checking each instruction set's trellis further;
+/// the summary's `model` hash is 0.
+pub(crate) fn solve_with<M: SplitModel>(
+    name: &str,
+    m: &M,
+    more: impl Fn(Isa, &FullTrellis),
+) -> Summary {
     let n = m.n_leaves();
     let want = FullTrellis::build_split_loop(m, 32).unwrap();
     let mut out = None;
     for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
         let what = format!("{name} ({isa})");
         let full = FullTrellis::build_with_isa(m, 32, isa).unwrap();
-        let map = MapTrellis::build_with_isa(m, 32, isa).unwrap();
+        let lanes = FullTrellis::build_lanes(m, 32, isa).unwrap();
+        more(isa, &full);
         let (mut map_all, mut count_all) = (Fnv::new(), Fnv::new());
         for b in 1..1u64 << n {
             let s = Subset(b);
@@ -139,11 +176,16 @@ fn solve(name: &str, m: &GinkgoModel) -> Summary {
                 "{what} {b:#x}: MAP value, full trellis"
             );
             assert_eq!(
-                map.map_log_likelihood_of(s).unwrap().to_bits(),
+                lanes.map_log_likelihood_of(s).unwrap().to_bits(),
                 v.to_bits(),
-                "{what} {b:#x}: MAP value, MAP-only trellis"
+                "{what} {b:#x}: MAP value, lanes"
             );
             let c = full.n_trees_finite_of(s).unwrap();
+            assert_eq!(
+                c,
+                lanes.n_trees_finite_of(s).unwrap(),
+                "{what} {b:#x}: lanes' count"
+            );
             assert_eq!(
                 c,
                 want.n_trees_finite_of(s).unwrap(),
@@ -165,7 +207,11 @@ fn solve(name: &str, m: &GinkgoModel) -> Summary {
         }
         let tree = full.map_tree().to_newick();
         assert_eq!(tree, want.map_tree().to_newick(), "{what}: MAP tree");
-        assert_eq!(tree, map.map_tree().to_newick(), "{what}: MAP-only tree");
+        assert_eq!(
+            tree,
+            lanes.map_tree().to_newick(),
+            "{what}: lanes' MAP tree"
+        );
         let summary = Summary {
             model: 0,
             log_z: full.log_partition(),
@@ -179,10 +225,7 @@ fn solve(name: &str, m: &GinkgoModel) -> Summary {
             out = Some(summary);
         }
     }
-    Summary {
-        model: model_hash(m),
-        ..out.expect("the scalar set is always available")
-    }
+    out.expect("the scalar set is always available")
 }
 
 /// One jet of the golden file.
@@ -192,11 +235,11 @@ struct GoldenJet {
     summary: Summary,
 }
 
-fn hex(x: f64) -> String {
+pub(crate) fn hex(x: f64) -> String {
     format!("{:016x}", x.to_bits())
 }
 
-fn unhex(s: &str) -> f64 {
+pub(crate) fn unhex(s: &str) -> f64 {
     f64::from_bits(u64::from_str_radix(s, 16).expect("16 hex digits"))
 }
 
@@ -292,7 +335,12 @@ fn read_golden(path: &std::path::Path) -> Vec<GoldenJet> {
 }
 
 fn golden_path() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN)
+    crate_path(GOLDEN)
+}
+
+/// `file` under the crate's folder.
+pub(crate) fn crate_path(file: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file)
 }
 
 /// Writes the golden file (see the module docs).
@@ -317,18 +365,30 @@ fn lanes_bits_equal_on_every_isa_and_the_golden_file() {
              the file, so the trellis's bits cannot match it here (the instruction sets were \
              compared with each other above)"
         );
-        let rel = (got.log_z - g.log_z).abs() / g.log_z.abs().max(1.0);
-        assert!(rel <= 1e-12, "{name}: log Z {} vs {}", got.log_z, g.log_z);
-        assert_eq!(got.map.to_bits(), g.map.to_bits(), "{name}: MAP value");
-        assert_eq!(got.count, g.count, "{name}: finite-tree count");
-        assert_eq!(got.map_all, g.map_all, "{name}: the clusters' MAP values");
-        assert_eq!(got.count_all, g.count_all, "{name}: the clusters' counts");
-        assert_eq!(got.tree, g.tree, "{name}: MAP tree");
-        assert!(
-            g.count > 0 && g.map.is_finite(),
-            "{name}: a jet with finite trees"
-        );
+        assert_same(name, &got, g);
     }
+}
+
+/// `got` equals the golden file's `want` (log Z to 1e-12), and has finite trees.
+pub(crate) fn assert_same(name: &str, got: &Summary, want: &Summary) {
+    let (z, w) = (got.log_z, want.log_z);
+    let rel = (z - w).abs() / w.abs().max(1.0);
+    assert!(rel <= 1e-12, "{name}: log Z {z} vs {w}");
+    assert_eq!(got.map.to_bits(), want.map.to_bits(), "{name}: MAP value");
+    assert_eq!(got.count, want.count, "{name}: finite-tree count");
+    assert_eq!(
+        got.map_all, want.map_all,
+        "{name}: the clusters' MAP values"
+    );
+    assert_eq!(
+        got.count_all, want.count_all,
+        "{name}: the clusters' counts"
+    );
+    assert_eq!(got.tree, want.tree, "{name}: MAP tree");
+    assert!(
+        want.count > 0 && want.map.is_finite(),
+        "{name}: an instance with finite trees"
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod generator;
 mod ginkgo_reference;
 mod graph_energies;
 mod lanes_bits;
+mod lanes_bits_energies;
 mod map_trellis;
 mod pam50;
 mod pythia_jets;
