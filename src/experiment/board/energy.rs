@@ -151,9 +151,16 @@ impl Energy {
         Ok(with_model!(self, m => trellis.n_map_trees(m, TIE_TOLERANCE))?)
     }
 
-    /// The full trellis of the energy.
+    /// The full trellis of the energy, with the MAP-tie count of [`Energy::map_tree_count`]
+    /// where the build counts it in its own pass (the eight lanes).
     pub fn trellis(&self, max_leaves: usize) -> Result<FullTrellis> {
-        Ok(with_model!(self, m => FullTrellis::build_with_limit(m, max_leaves))?)
+        Ok(with_model!(self, m => {
+            if FullTrellis::counts_ties_in_pass(m, TIE_TOLERANCE) {
+                FullTrellis::build_with_ties(m, max_leaves, TIE_TOLERANCE)
+            } else {
+                FullTrellis::build_with_limit(m, max_leaves)
+            }
+        })?)
     }
 }
 
