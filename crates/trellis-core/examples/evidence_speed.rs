@@ -19,9 +19,12 @@ const HI: f64 = 50.0;
 const MAX_LEAVES: usize = 16;
 
 fn main() {
-    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/pythia/pythia_parton.json")
-    });
+    let path = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/pythia/pythia_parton.json")
+        });
     let ds = JetDataset::load(&path).expect("a jet set");
     let jets: Vec<GinkgoModel> = ds
         .jets
