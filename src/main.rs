@@ -129,7 +129,7 @@ enum Command {
         /// The master seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The exact trellis (and exact posterior ranks) up to this many points (at most 20;
+        /// The exact trellis (and exact posterior ranks) up to this many points (at most 22;
         /// default: chosen for the file and this machine, the reason written in the config).
         #[arg(long)]
         max_exact_leaves: Option<usize>,

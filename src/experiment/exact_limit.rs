@@ -2,9 +2,9 @@
 //! largest N the exact trellis runs on, chosen from the sizes of the file's instances and from
 //! this machine, by the trellis's cost model ([`crate::exact::TrellisCost`]):
 //!
-//! - at most [`MOST`] (20: the board's own limit; the trellis does N = 20 in about 4 s for jets
-//!   and 12 s for points or graphs on 2 cores, and each leaf more costs 3× the time and 2× the
-//!   memory);
+//! - at most [`MOST`] (22: the board's own limit; the trellis does N = 20 in about 4 s for
+//!   jets, points or graphs on 2 cores in eight SIMD lanes, and each leaf more costs 3× the
+//!   time and 2× the memory);
 //! - the tables fit in half the memory this process may use ([`crate::memory::usable_bytes`]);
 //! - the exact work on all the file's instances within the limit (trellis, MAP tie count and, on
 //!   the board, the posterior ranks of every method's tree) takes at most [`BUDGET_SECONDS`] by
@@ -14,22 +14,36 @@
 
 use crate::exact::{human_bytes, human_seconds, TrellisCost};
 
-/// The largest limit chosen (the board accepts at most 20).
-pub const MOST: usize = 20;
+/// The largest limit chosen, and the board's own limit.
+pub const MOST: usize = 22;
 
 /// The most exact work, in seconds by the cost model, that a chosen limit allows on one file.
 pub const BUDGET_SECONDS: f64 = 600.0;
 
 /// A split of the pairwise energies (HCC, Dasgupta) through the split loop, against one of the
 /// Ginkgo model in eight lanes (the cost model's unit): measured 12 to 20 s at N = 20 on 2 cores
-/// against 4 s.
+/// against 4 s. Where the CPU has a vector instruction set the pairwise energies run in the
+/// lanes too ([`PAIRWISE_LANES_FACTOR`]).
 const PAIRWISE_FACTOR: f64 = 3.0;
 
-/// Counting the trees tied at the MAP against building the trellis (measured at N = 19–20 on 2
-/// cores: 4.3 s against 2.5 s for a jet, where the trellis runs in eight lanes; 0.3–0.5 of the
-/// trellis for points).
+/// A split of the pairwise energies in eight lanes against one of the Ginkgo model: measured
+/// 0.51 to 0.62 at N = 18 and 20 on 2 cores, AVX-512 and AVX2 (docs/performance_lanes.md),
+/// taken as 0.7.
+const PAIRWISE_LANES_FACTOR: f64 = 0.7;
+
+/// Counting the trees tied at the MAP against building the trellis, by the second pass
+/// (measured at N = 19–20 on 2 cores: 4.3 s against 2.5 s for a jet; 0.3–0.5 of the trellis
+/// for points), and in the lanes' own pass (about 0.2: `cluster` on a 20-point matrix took
+/// 6.7 s for the trellis with its tie count where the lanes alone take about 5.6 s on a
+/// similar matrix at a similar load, docs/performance_lanes.md).
 const TIES_FACTOR_GINKGO: f64 = 1.7;
 const TIES_FACTOR_PAIRWISE: f64 = 0.5;
+const TIES_FACTOR_IN_PASS: f64 = 0.2;
+
+/// Whether the trellis runs in eight lanes on this CPU (and counts ties in its own pass).
+fn lanes() -> bool {
+    crate::simd::Isa::detect().lanes_beat_split_loop()
+}
 
 /// The energy the exact trellis runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,12 +69,16 @@ impl ExactModel {
         let s = TrellisCost::of(n, self.stat_bytes()).seconds;
         match self {
             ExactModel::Ginkgo => s,
+            ExactModel::Pairwise if lanes() => s * PAIRWISE_LANES_FACTOR,
             ExactModel::Pairwise => s * PAIRWISE_FACTOR,
         }
     }
 
     /// Seconds to count the trees tied at the MAP over `n` leaves.
     pub fn ties_seconds(self, n: usize) -> f64 {
+        if lanes() {
+            return self.trellis_seconds(n) * TIES_FACTOR_IN_PASS;
+        }
         let s = TrellisCost::of(n, self.stat_bytes()).seconds;
         match self {
             ExactModel::Ginkgo => s * TIES_FACTOR_GINKGO,
@@ -268,7 +286,17 @@ mod tests {
             assert!((2.5..3.5).contains(&r), "{m:?}: {r}");
             assert!(m.bytes(19) > 1.9 * m.bytes(18));
         }
-        assert!(ExactModel::Pairwise.trellis_seconds(20) > ExactModel::Ginkgo.trellis_seconds(20));
+        // In the lanes the pairwise energies cost less than the Ginkgo model; in the split loop
+        // more.
+        let (pairwise, ginkgo) = (
+            ExactModel::Pairwise.trellis_seconds(20),
+            ExactModel::Ginkgo.trellis_seconds(20),
+        );
+        assert_eq!(
+            pairwise < ginkgo,
+            lanes(),
+            "{pairwise} s against {ginkgo} s"
+        );
         assert!((rank_seconds(20, 1_000_000) - 0.2).abs() < 1e-12);
     }
 }

@@ -414,7 +414,7 @@ pub fn board_config(
         seed_text(opts.seed),
         quoted(&opts.output_dir),
         comment(&format!(
-            "The exact trellis (and exact posterior ranks) up to this many points (at most 20): {}",
+            "The exact trellis (and exact posterior ranks) up to this many points (at most 22): {}",
             limit.why
         )),
         limit.limit

@@ -590,7 +590,7 @@ fn the_exact_limit_comes_from_the_file_and_map_ties_are_reported() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     let config = std::fs::read_to_string(dir.join("points.toml")).unwrap();
     assert!(
-        config.contains("max_exact_leaves = 20")
+        config.contains("max_exact_leaves = 22")
             && config
                 .replace("\n# ", " ")
                 .contains("(1 of up to 12 leaves)"),

@@ -214,9 +214,10 @@ impl BoardSection {
                 m.name()
             ));
         }
-        if self.max_exact_leaves > 20 {
+        let most = crate::experiment::exact_limit::MOST;
+        if self.max_exact_leaves > most {
             return Err(format!(
-                "board.max_exact_leaves = {} is above 20 (the trellis of every instance, and ranks, would take minutes each); use at most 20",
+                "board.max_exact_leaves = {} is above {most} (the trellis of every instance, and ranks, would take many minutes each); use at most {most}",
                 self.max_exact_leaves
             ));
         }
