@@ -336,7 +336,7 @@ fn scales_ties_and_the_exact_estimate_are_said_on_the_terminal() {
     );
     // The estimate, before the job, for idle cores; a 50-point file's is not a 100-digit count.
     assert!(
-        err.contains("exact trellis: up to N = 20") && err.contains("idle cores"),
+        err.contains("exact trellis: up to N = 22") && err.contains("idle cores"),
         "{err}"
     );
     let big = said(cluster(
