@@ -15,6 +15,7 @@
 //! paper's exact values offline, so this is our choice, stated.
 
 use super::{check_rows, ln_beta, BhcError, ConjugateModel};
+use statrs::function::gamma::ln_gamma;
 
 /// Beta–Bernoulli per binary feature; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -25,7 +26,16 @@ pub struct BetaBernoulli {
     b: Vec<f64>,
     /// `ln B(a_d, b_d)`, summed over features.
     ln_beta0: f64,
+    /// `ln Γ(a_d + c)`, `ln Γ(b_d + c)` and `ln Γ(a_d + b_d + c)` for `c = 0..=N`, row `d` at
+    /// `d (N + 1)` (empty when `D (N + 1)` is above [`TABLE_LIMIT`]: then computed each time).
+    lg_a: Vec<f64>,
+    lg_b: Vec<f64>,
+    lg_ab: Vec<f64>,
 }
+
+/// Largest `D (N + 1)` for which [`BetaBernoulli`] tabulates its log-gamma values (three
+/// tables of this many f64: 384 MiB at the limit).
+const TABLE_LIMIT: usize = 1 << 24;
 
 /// Statistics of a group: its size and the number of ones per feature.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,11 +83,26 @@ impl BetaBernoulli {
             bits.push(out);
         }
         let ln_beta0 = a.iter().zip(&b).map(|(&p, &q)| ln_beta(p, q)).sum();
+        let n = x.len();
+        let (mut lg_a, mut lg_b, mut lg_ab) = (Vec::new(), Vec::new(), Vec::new());
+        if d.saturating_mul(n + 1) <= TABLE_LIMIT {
+            for (&p, &q) in a.iter().zip(&b) {
+                for c in 0..=n {
+                    let c = c as f64;
+                    lg_a.push(ln_gamma(p + c));
+                    lg_b.push(ln_gamma(q + c));
+                    lg_ab.push(ln_gamma(p + q + c));
+                }
+            }
+        }
         Ok(BetaBernoulli {
             bits,
             a,
             b,
             ln_beta0,
+            lg_a,
+            lg_b,
+            lg_ab,
         })
     }
 
@@ -132,6 +157,20 @@ impl ConjugateModel for BetaBernoulli {
     }
 
     fn log_marginal(&self, s: &BernoulliStat) -> f64 {
+        if !self.lg_a.is_empty() {
+            let (n, w) = (s.n as usize, self.bits.len() + 1);
+            let post: f64 = s
+                .ones
+                .iter()
+                .enumerate()
+                .map(|(d, &c)| {
+                    let row = d * w;
+                    let c = c as usize;
+                    self.lg_a[row + c] + self.lg_b[row + n - c] - self.lg_ab[row + n]
+                })
+                .sum();
+            return post - self.ln_beta0;
+        }
         let n = s.n as f64;
         let post: f64 = s
             .ones

@@ -47,7 +47,8 @@
 //!
 //! ## Layout
 //! - [`greedy`]: BHC as published (pair table, `O(N²)` merge evaluations).
-//! - [`brt`]: greedy Bayesian rose trees (join, absorb, collapse).
+//! - [`brt`]: greedy Bayesian rose trees (join, absorb, collapse); [`rose`]: the exact best rose
+//!   tree (`O(N 3^N)`, to N = 18).
 //! - [`trees`]: the best and average BHC objective over all binary trees (`O(3^N)`).
 //! - [`exact`]: the exact answers and the comparison.
 
@@ -58,6 +59,7 @@ pub mod exact;
 pub mod gaussian;
 pub mod greedy;
 pub mod multinomial;
+pub mod rose;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

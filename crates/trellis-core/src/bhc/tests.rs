@@ -350,6 +350,13 @@ fn greedy_brt_scores_its_tree_and_is_below_the_best_rose_tree() {
             let all = all_rose_log_p(&m, gamma, Subset::full(6));
             let best = all.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             assert!(run.log_p_tree() <= best + 1e-12);
+            let exact = rose::best_rose_tree(&m, gamma).unwrap();
+            assert!(close(exact.log_p, best, 1e-12), "{} vs {best}", exact.log_p);
+            assert!(close(
+                brt::brt_log_p(&m, gamma, &exact.hierarchy),
+                best,
+                1e-12
+            ));
             assert_eq!(run, brt_greedy(&m, gamma).unwrap(), "deterministic");
         }
     }

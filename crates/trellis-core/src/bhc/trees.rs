@@ -68,51 +68,47 @@ pub fn best_bhc_tree(log_g: &[f64], n: usize) -> Result<BestTrees, BhcError> {
         });
     }
     let size = 1usize << n;
-    let mut mx = vec![f64::NEG_INFINITY; size];
-    let mut sm = vec![f64::NEG_INFINITY; size];
+    // cell[S] = [log max f, log Σ f] side by side: one cache line per subset read.
+    let mut cell = vec![[f64::NEG_INFINITY; 2]; size];
     let mut back = vec![0u64; size];
     for i in 0..n {
-        mx[1 << i] = log_g[1 << i];
-        sm[1 << i] = log_g[1 << i];
+        cell[1 << i] = [log_g[1 << i]; 2];
     }
     for k in 2..=n {
         let ln_t = ln_n_binary_trees(k);
         let sets: Vec<u64> = Subset::of_size(n, k).map(|s| s.0).collect();
-        let (mx_r, sm_r) = (&mx, &sm);
+        let cell_r = &cell;
         let vals: Vec<(f64, f64, u64)> = sets
             .par_iter()
             .map(|&s| {
                 let low = s & s.wrapping_neg();
                 let rest = s ^ low;
-                // Pass 1: the best split and the largest sum term.
-                let (mut best, mut arg, mut top) = (f64::NEG_INFINITY, 0u64, f64::NEG_INFINITY);
+                // One pass: the best split, and Σ exp(term) as `top + ln acc` with `top` the
+                // largest term so far (rescaled when it grows: one exp per term).
+                let (mut best, mut arg) = (f64::NEG_INFINITY, 0u64);
+                let (mut top, mut acc) = (f64::NEG_INFINITY, 0.0f64);
                 let mut sub = rest;
                 loop {
                     sub = sub.wrapping_sub(1) & rest;
                     let a = sub | low;
                     let b = s ^ a;
-                    let t = mx_r[a as usize] + mx_r[b as usize];
+                    let (ca, cb) = (cell_r[a as usize], cell_r[b as usize]);
+                    let t = ca[0] + cb[0];
                     // `arg == 0` only before the first split (every `a` holds `low`).
                     if arg == 0 || t > best {
                         best = t;
                         arg = a;
                     }
-                    top = top.max(sm_r[a as usize] + sm_r[b as usize]);
+                    let u = ca[1] + cb[1];
+                    if u > top {
+                        acc = acc * (top - u).exp() + 1.0;
+                        top = u;
+                    } else if u > f64::NEG_INFINITY {
+                        // Branch-free exp, accurate to 4e-16 relative (u - top ≤ 0, finite).
+                        acc += crate::numeric::exp(u - top);
+                    }
                     if sub == 0 {
                         break;
-                    }
-                }
-                // Pass 2: Σ exp(term − top).
-                let mut acc = 0.0;
-                if top > f64::NEG_INFINITY {
-                    let mut sub = rest;
-                    loop {
-                        sub = sub.wrapping_sub(1) & rest;
-                        let a = sub | low;
-                        acc += (sm_r[a as usize] + sm_r[(s ^ a) as usize] - top).exp();
-                        if sub == 0 {
-                            break;
-                        }
                     }
                 }
                 let split_sum = if acc > 0.0 {
@@ -125,8 +121,7 @@ pub fn best_bhc_tree(log_g: &[f64], n: usize) -> Result<BestTrees, BhcError> {
             })
             .collect();
         for (&s, (m, t, a)) in sets.iter().zip(vals) {
-            mx[s as usize] = m;
-            sm[s as usize] = t;
+            cell[s as usize] = [m, t];
             back[s as usize] = a;
         }
     }
@@ -135,10 +130,10 @@ pub fn best_bhc_tree(log_g: &[f64], n: usize) -> Result<BestTrees, BhcError> {
         let a = Subset(back[s.index()]);
         (a, s.minus(a))
     });
-    let log_f_sum = sm[full.index()];
+    let [log_f_max, log_f_sum] = cell[full.index()];
     Ok(BestTrees {
         n,
-        log_f_max: mx[full.index()],
+        log_f_max,
         tree,
         log_f_sum,
         log_f_mean: log_f_sum - ln_n_binary_trees(n),
