@@ -163,8 +163,8 @@ fn best_op(
     (score, op, node)
 }
 
-/// Greedy BRT on the points of `model` with `γ = gamma ∈ (0, 1]`.
-pub fn brt_greedy<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BrtResult, BhcError> {
+/// Checks `γ ∈ (0, 1]` and at least one point; returns `N`.
+pub(crate) fn check_brt<M: ConjugateModel>(model: &M, gamma: f64) -> Result<usize, BhcError> {
     if !(gamma > 0.0 && gamma <= 1.0) {
         return Err(BhcError::BadParameter {
             name: "gamma",
@@ -176,6 +176,12 @@ pub fn brt_greedy<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BrtResult,
     if n == 0 {
         return Err(BhcError::Empty);
     }
+    Ok(n)
+}
+
+/// Greedy BRT on the points of `model` with `γ = gamma ∈ (0, 1]`.
+pub fn brt_greedy<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BrtResult, BhcError> {
+    let n = check_brt(model, gamma)?;
     let ln_1mg = (1.0 - gamma).ln();
     let mut ops = Vec::with_capacity(n.saturating_sub(1));
     let nodes = agglomerate(

@@ -13,6 +13,7 @@
 //! `O(N 2^N)` memory: N = 16 in about a second, N = 18 in tens of seconds; the limit is
 //! [`MAX_ROSE_POINTS`]. All in log space; `-inf` flows.
 
+use super::brt::check_brt;
 use super::{BhcError, ConjugateModel};
 use crate::hierarchy::Hierarchy;
 use crate::model::{log1mexp, log_add_exp};
@@ -33,17 +34,7 @@ pub struct BestRoseTree {
 
 /// The best rose tree for `model`'s points under BRT with `γ = gamma ∈ (0, 1]`.
 pub fn best_rose_tree<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BestRoseTree, BhcError> {
-    if !(gamma > 0.0 && gamma <= 1.0) {
-        return Err(BhcError::BadParameter {
-            name: "gamma",
-            value: gamma,
-            expected: "BRT's gamma must be in (0, 1]",
-        });
-    }
-    let n = model.n_points();
-    if n == 0 {
-        return Err(BhcError::Empty);
-    }
+    let n = check_brt(model, gamma)?;
     if n > MAX_ROSE_POINTS {
         return Err(BhcError::TooManyPoints {
             n,
