@@ -5,7 +5,7 @@
 //! evaluations of `p(D_C)`: `N²/2` at the start, one row per merge. Ties go to the pair with the
 //! smaller node ids, so a run is deterministic.
 
-use super::ConjugateModel;
+use super::{BhcError, ConjugateModel};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -40,13 +40,16 @@ impl Ord for Cand {
 /// Agglomerates the points of `model` (at least one). Nodes are ids into the returned vector:
 /// `leaf(i, log p(D_i))` makes the nodes `0..n`; `score(nodes, i, j, log p(D_i ∪ D_j))` ranks
 /// a pair (NaN ranks last); `merge(nodes, i, j, log p(D_i ∪ D_j))` pushes the merged node
-/// (its id is the vector's length before the push) and may update others.
+/// (its id is the vector's length before the push) and may update others. Checks for
+/// cancellation once per merge ([`BhcError::Cancelled`]).
 pub(crate) fn agglomerate<M: ConjugateModel, N: Send + Sync>(
     model: &M,
     leaf: impl Fn(usize, f64) -> N + Sync,
     score: impl Fn(&[N], usize, usize, f64) -> f64 + Sync,
     mut merge: impl FnMut(&mut Vec<N>, usize, usize, f64),
-) -> Vec<N> {
+) -> Result<Vec<N>, BhcError> {
+    // The token first: `O(N²)` evaluations in all, checked a merge at a time.
+    let cancel = crate::cancel::Cancel::new();
     let n = model.n_points();
     let mut stats: Vec<Option<M::Stat>> = (0..n).map(|i| Some(model.leaf(i))).collect();
     let mut nodes: Vec<N> = (0..n)
@@ -72,6 +75,9 @@ pub(crate) fn agglomerate<M: ConjugateModel, N: Send + Sync>(
         .into();
     let mut active: Vec<usize> = (0..n).collect();
     while active.len() > 1 {
+        if cancel.is_cancelled() {
+            return Err(BhcError::Cancelled);
+        }
         let c = loop {
             let c = heap.pop().expect("every live pair is in the heap");
             if stats[c.i].is_some() && stats[c.j].is_some() {
@@ -92,5 +98,5 @@ pub(crate) fn agglomerate<M: ConjugateModel, N: Send + Sync>(
         heap.extend(row);
         active.push(k);
     }
-    nodes
+    Ok(nodes)
 }

@@ -209,7 +209,7 @@ pub fn brt_greedy<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BrtResult,
             ops.push(op);
             nodes.push(node);
         },
-    );
+    )?;
     Ok(BrtResult {
         n,
         gamma,

@@ -259,7 +259,7 @@ pub fn bhc_greedy<M: ConjugateModel>(model: &M, alpha: f64) -> Result<BhcResult,
             let node = BhcNode::merge(ln_alpha, (i, &nodes[i]), (j, &nodes[j]), h1);
             nodes.push(node);
         },
-    );
+    )?;
     Ok(BhcResult { n, alpha, nodes })
 }
 

@@ -158,6 +158,9 @@ pub enum BhcError {
         /// Which exact answer.
         what: &'static str,
     },
+    /// [`crate::cancel::cancel_all`] was called (or the caller's token cancelled) while it ran.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// The flat trellis failed.
     #[error(transparent)]
     Flat(#[from] FlatError),

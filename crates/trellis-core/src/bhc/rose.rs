@@ -34,6 +34,8 @@ pub struct BestRoseTree {
 
 /// The best rose tree for `model`'s points under BRT with `γ = gamma ∈ (0, 1]`.
 pub fn best_rose_tree<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BestRoseTree, BhcError> {
+    // The token first; checked once per subset size.
+    let cancel = crate::cancel::Cancel::new();
     let n = check_brt(model, gamma)?;
     if n > MAX_ROSE_POINTS {
         return Err(BhcError::TooManyPoints {
@@ -62,6 +64,9 @@ pub fn best_rose_tree<M: ConjugateModel>(model: &M, gamma: f64) -> Result<BestRo
         q[(1 << i) * n] = h1[1 << i];
     }
     for k in 2..=n {
+        if cancel.is_cancelled() {
+            return Err(BhcError::Cancelled);
+        }
         let sets: Vec<u64> = Subset::of_size(n, k).map(|s| s.0).collect();
         let q_r = &q;
         let rows: Vec<(Vec<f64>, Vec<u32>, u8)> = sets

@@ -50,6 +50,8 @@ pub fn ln_n_binary_trees(k: usize) -> f64 {
 /// `log_g[S] = log g(S)` over all `2^N` subsets (entry 0 unused), e.g.
 /// [`crate::flat::ClusterEnergy::log_energy_table`] of a [`super::DpmEnergy`].
 pub fn best_bhc_tree(log_g: &[f64], n: usize) -> Result<BestTrees, BhcError> {
+    // The token first; checked once per subset size.
+    let cancel = crate::cancel::Cancel::new();
     if n == 0 {
         return Err(BhcError::Empty);
     }
@@ -75,6 +77,9 @@ pub fn best_bhc_tree(log_g: &[f64], n: usize) -> Result<BestTrees, BhcError> {
         cell[1 << i] = [log_g[1 << i]; 2];
     }
     for k in 2..=n {
+        if cancel.is_cancelled() {
+            return Err(BhcError::Cancelled);
+        }
         let ln_t = ln_n_binary_trees(k);
         let sets: Vec<u64> = Subset::of_size(n, k).map(|s| s.0).collect();
         let cell_r = &cell;
