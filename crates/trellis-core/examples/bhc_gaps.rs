@@ -5,18 +5,16 @@
 //! For iris (Normal–Inverse-Wishart, `from_data(0.1, 0.25)`) and animals33 (Beta–Bernoulli,
 //! `from_data(2)`) subsets of N evenly spaced rows, prints the DPM evidence, BHC's bound, the
 //! best tree's bound, the gaps in nats, the ARI of BHC's r < 0.5 cut against the exact MAP
-//! partition and the co-clustering differences; then times greedy BHC and BRT on 1,000
-//! synthetic points in D = 10.
+//! partition and the co-clustering differences, and where the exact time goes at the largest N.
+//! Greedy BHC's and BRT's speed at N = 1,000 is measured by `cargo bench -p trellis-lab-benches
+//! --bench bhc`.
 
 use std::path::PathBuf;
 use std::time::Instant;
 use trellis_core::bhc::exact::{best_bhc_tree, compare};
-use trellis_core::bhc::{
-    bhc_greedy, brt_greedy, BetaBernoulli, ConjugateModel, DpmEnergy, NormalInverseWishart,
-};
+use trellis_core::bhc::{BetaBernoulli, ConjugateModel, DpmEnergy, NormalInverseWishart};
 use trellis_core::data::matrix::{Column, MatrixSpec, PointMatrix};
 use trellis_core::flat::{ClusterEnergy, FlatTrellis};
-use trellis_core::numeric::splitmix64_mix;
 
 fn rows(m: &PointMatrix) -> Vec<Vec<f64>> {
     (0..m.n_points()).map(|i| m.row(i).to_vec()).collect()
@@ -103,50 +101,5 @@ fn main() {
         "animals33 N={max_n}: energy table {t_table:.2}s, flat trellis (with its own table) {t_flat:.2}s, tree recursion {:.2}s (log Z {z:.4}, log max f {:.4})",
         t.elapsed().as_secs_f64(),
         best.log_f_max
-    );
-
-    // Speed: 1,000 points in D = 10, five Gaussian groups (and their signs as bits).
-    let (n, d) = (1000, 10);
-    let u = |i: u64| (splitmix64_mix(i) >> 11) as f64 / (1u64 << 53) as f64;
-    let x: Vec<Vec<f64>> = (0..n)
-        .map(|i| {
-            (0..d)
-                .map(|j| {
-                    let k = (i * d + j) as u64;
-                    let z = (-2.0 * u(2 * k).max(1e-300).ln()).sqrt()
-                        * (std::f64::consts::TAU * u(2 * k + 1)).cos();
-                    (i % 5) as f64 * if j % 2 == 0 { 2.0 } else { -1.0 } + z
-                })
-                .collect()
-        })
-        .collect();
-    let m = NormalInverseWishart::from_data(&x, 0.1, 0.25).unwrap();
-    let t = Instant::now();
-    let run = bhc_greedy(&m, alpha).unwrap();
-    let k = run.cut_labels(0.5).into_iter().max().unwrap() + 1;
-    println!(
-        "BHC NIW N={n} D={d}: {:.2}s, log p(D|T) = {:.2}, {k} clusters at r < 0.5",
-        t.elapsed().as_secs_f64(),
-        run.log_p_tree()
-    );
-    let bits: Vec<Vec<f64>> = x
-        .iter()
-        .map(|r| r.iter().map(|&v| (v > 0.0) as u8 as f64).collect())
-        .collect();
-    let b = BetaBernoulli::from_data(&bits, 2.0).unwrap();
-    let t = Instant::now();
-    let run = bhc_greedy(&b, alpha).unwrap();
-    println!(
-        "BHC Bernoulli N={n} D={d}: {:.2}s, log p(D|T) = {:.2}",
-        t.elapsed().as_secs_f64(),
-        run.log_p_tree()
-    );
-    let t = Instant::now();
-    let run = brt_greedy(&m, 0.5).unwrap();
-    println!(
-        "BRT NIW N={n} D={d} gamma=0.5: {:.2}s, log p(D|T) = {:.2}, {} internal nodes",
-        t.elapsed().as_secs_f64(),
-        run.log_p_tree(),
-        run.hierarchy().n_internal()
     );
 }
