@@ -1,4 +1,4 @@
-//! BHC against the exact answers on real data, and greedy BHC/BRT's speed at N = 1,000.
+//! BHC against the exact answers on real data (iris and animals33 subsets).
 //!
 //! `cargo run --release -p trellis-core --example bhc_gaps [-- --max-n 20 --alpha 1]`
 //!
