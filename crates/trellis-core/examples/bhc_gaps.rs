@@ -5,14 +5,17 @@
 //! For iris (Normal–Inverse-Wishart, `from_data(0.1, 0.25)`) and animals33 (Beta–Bernoulli,
 //! `from_data(2)`) subsets of N evenly spaced rows, prints the DPM evidence, BHC's bound, the
 //! best tree's bound, the gaps in nats, the ARI of BHC's r < 0.5 cut against the exact MAP
-//! partition and the co-clustering differences, and where the exact time goes at the largest N.
+//! partition and the co-clustering differences; greedy BRT against the best rose tree; and where the exact time goes at the largest N.
 //! Greedy BHC's and BRT's speed at N = 1,000 is measured by `cargo bench -p trellis-lab-benches
 //! --bench bhc`.
 
 use std::path::PathBuf;
 use std::time::Instant;
 use trellis_core::bhc::exact::{best_bhc_tree, compare};
-use trellis_core::bhc::{BetaBernoulli, ConjugateModel, DpmEnergy, NormalInverseWishart};
+use trellis_core::bhc::rose::best_rose_tree;
+use trellis_core::bhc::{
+    brt_greedy, BetaBernoulli, ConjugateModel, DpmEnergy, NormalInverseWishart,
+};
 use trellis_core::data::matrix::{Column, MatrixSpec, PointMatrix};
 use trellis_core::flat::{ClusterEnergy, FlatTrellis};
 
@@ -46,6 +49,20 @@ fn report<M: ConjugateModel>(name: &str, m: &M, alpha: f64) {
         t.elapsed().as_secs_f64()
     );
     assert!((c.tree_trellis_log_bound - c.greedy_log_bound).abs() < 1e-9);
+}
+
+fn brt_report<M: ConjugateModel>(name: &str, m: &M) {
+    let greedy = brt_greedy(m, 0.5).unwrap();
+    let best = best_rose_tree(m, 0.5).unwrap();
+    println!(
+        "{name:>10} N={:>2} BRT gamma=0.5: greedy log p(D|T)={:>10.4} ({} internal nodes), best={:>10.4} ({} internal nodes), gap={:.6}",
+        m.n_points(),
+        greedy.log_p_tree(),
+        greedy.hierarchy().n_internal(),
+        best.log_p,
+        best.hierarchy.n_internal(),
+        best.log_p - greedy.log_p_tree()
+    );
 }
 
 fn main() {
@@ -83,6 +100,17 @@ fn main() {
             &BetaBernoulli::from_data(&x, 2.0).unwrap(),
             alpha,
         );
+    }
+
+    // Greedy BRT against the best rose tree (gamma = 0.5), to N = 16.
+    for n in (8..=max_n.min(16)).step_by(4) {
+        let x = pick(&iris, n);
+        brt_report(
+            "iris",
+            &NormalInverseWishart::from_data(&x, 0.1, 0.25).unwrap(),
+        );
+        let x = pick(&animals, n);
+        brt_report("animals33", &BetaBernoulli::from_data(&x, 2.0).unwrap());
     }
 
     // Where the exact time goes at the largest N (animals33: the widest data).
