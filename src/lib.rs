@@ -30,7 +30,7 @@
 
 pub use trellis_core::{
     cancel, coalescent, data, exact, flat, hierarchy, memory, metrics, model, numeric, pydt,
-    search, simd, subset, tree,
+    search, simd, subset, tree, wide,
 };
 
 pub mod experiment;

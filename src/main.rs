@@ -412,10 +412,12 @@ fn list(configs: &std::path::Path) -> Result<()> {
         .unwrap_or(std::path::Path::new("."))
         .join("experiments");
     let catalog_path = experiments.join("catalog.toml");
+    // The catalog beside the configs (a checkout), else the one built into the program (the
+    // shipped configs' entries; a config of another name is "?": no paper item known for it).
     let catalog = if catalog_path.is_file() {
         list::read_catalog(&catalog_path)?
     } else {
-        Vec::new()
+        list::Catalog::builtin().config.clone()
     };
     // The run times of one measured run: the file beside the configs, else the built-in copy.
     let times_path = experiments.join("run_times.toml");
@@ -450,6 +452,15 @@ fn list(configs: &std::path::Path) -> Result<()> {
     lines.push(format!(
         "times: wall time of {} (experiments/run_times.toml, written by scripts/run_times.py)",
         times.measured_on()
+    ));
+    lines.push(format!(
+        "reproduces: from {}; \"?\" for a config it does not list (a config of your own)",
+        if catalog_path.is_file() {
+            catalog_path.display().to_string()
+        } else {
+            "the catalog built into the program (no experiments/catalog.toml beside the configs)"
+                .into()
+        }
     ));
     print_lines(&lines);
     Ok(())

@@ -3,7 +3,8 @@
 //! Defaults are the board's (`[board.coalescent]`, `[board.pydt]`), which are the crate's own
 //! where it has one; seeds go to the crate's functions unchanged.
 
-use crate::{count, float_matrix, interruptible, seed_of, value_error, CancelToken, Tree};
+use crate::cost::{self, limited};
+use crate::{count, float_matrix, interruptible, seed_of, value_error, CancelToken, Int, Tree};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -21,22 +22,61 @@ use trellis_core::pydt::mcmc::{Data, Hypers, Sampler, Settings};
 use trellis_core::pydt::search::{greedy_search, Observations, SearchSettings};
 use trellis_core::pydt::{Leaves, Messages, Params, Tables};
 
-/// The rows of `obj`, an `(n, d)` array of finite numbers with n >= 2 and d >= 1.
-fn points(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
-    let a = float_matrix(obj, "data", |n, d| {
+/// The rows of `obj`, an `(n, d)` array of finite numbers with n >= 2 and d >= 1, converted a
+/// block of rows at a time (Ctrl-C answered between blocks) after `limit` has seen the shape
+/// and said the memory the callee needs besides the rows (checked with them).
+fn points(
+    obj: &Bound<'_, PyAny>,
+    limit: impl FnOnce(usize, usize) -> PyResult<f64>,
+) -> PyResult<Vec<Vec<f64>>> {
+    let x = crate::float_rows(obj, "data", |n, d| {
         if n < 2 || d == 0 {
             return Err(PyValueError::new_err(format!(
                 "data has shape ({n}, {d}); pass an (n, d) array with n >= 2 points and d >= 1"
             )));
         }
-        Ok(())
+        limit(n, d)
     })?;
-    if let Some(((i, k), v)) = a.as_array().indexed_iter().find(|(_, v)| !v.is_finite()) {
+    let bad = x.iter().enumerate().find_map(|(i, r)| {
+        let k = r.iter().position(|v| !v.is_finite())?;
+        Some((i, k, r[k]))
+    });
+    if let Some((i, k, v)) = bad {
         return Err(PyValueError::new_err(format!(
             "data has the non-finite value {v} at row {i}, column {k}; remove or impute it"
         )));
     }
-    Ok(a.as_array().outer_iter().map(|r| r.to_vec()).collect())
+    Ok(x)
+}
+
+/// `particles` within the command line's limit, said with what they would take over `n` points.
+fn particles_within(particles: Int, method: Method, n: usize) -> PyResult<usize> {
+    let each = trellis_core::coalescent::method::particle_bytes(method, n);
+    let why = format!(
+        "the command line's limit (coalescent_synthetic.particles; the board's: 10000): over {n} points they may take up to {} ({} each); lower it",
+        trellis_core::exact::human_bytes(particles.approx().max(0.0) * each),
+        trellis_core::exact::human_bytes(each)
+    );
+    crate::count_in("particles", particles, 1, cost::PARTICLES, &why)
+}
+
+/// Bytes of a copy of `n` rows of `d` numbers (the whitened data).
+fn rows_bytes(n: usize, d: usize) -> f64 {
+    n as f64 * (d as f64 * 8.0 + 24.0)
+}
+
+/// `rows` whitened by `w`, a block of rows at a time, stopping when the computation is
+/// cancelled (O(n d²) in all).
+fn whiten(w: &Whitening, rows: &[Vec<f64>]) -> Result<Vec<Vec<f64>>, String> {
+    let cancel = trellis_core::cancel::Cancel::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for block in rows.chunks(256) {
+        if cancel.is_cancelled() {
+            return Err(trellis_core::cancel::MESSAGE.to_string());
+        }
+        out.extend(w.whiten_rows(block).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
 }
 
 /// The value called `name` in `known`, or a one-line error listing the names.
@@ -237,36 +277,56 @@ fn params_of((theta, alpha, c, sigma2): ParamTuple) -> Params {
 /// bits at any thread count. The board's `mpost2`/`mgreedy` row of an instance is
 /// `coalescent(x, method, seed=s)` with x the instance's standardised features and
 /// s = `splitmix64_mix(master_seed ^ hash_bytes("dataset/instance/method"))`.
+///
+/// Before the data are converted: at most 100,000 particles (the command line's limit), the
+/// pairwise tables and the particles at their largest within memory, and the time by the cost
+/// model (O(n³), times the particles for SMC): above a minute a `CostWarning`, above a day
+/// refused.
 #[pyfunction]
-#[pyo3(signature = (data, method = "mpost2", *, particles = 20, seed = 0, sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5, cancel = None))]
+#[pyo3(signature = (data, method = "mpost2", *, particles = Int::new(20), seed = Int::new(0), sigma2 = None, phi = None, weight_mode = "exact", resample_threshold = 0.5, cancel = None), text_signature = "(data, method='mpost2', *, particles=20, seed=0, sigma2=None, phi=None, weight_mode='exact', resample_threshold=0.5, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn coalescent(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     method: &str,
-    particles: i128,
-    seed: i128,
+    particles: Int,
+    seed: Int,
     sigma2: Option<f64>,
     phi: Option<&Bound<'_, PyAny>>,
     weight_mode: &str,
     resample_threshold: f64,
     cancel: Option<&CancelToken>,
 ) -> PyResult<CoalescentFit> {
-    let x = points(data)?;
     let methods: Vec<(&str, Method)> = Method::ALL.iter().map(|&m| (m.name(), m)).collect();
     let method = choose("method", method, &methods)?;
     let (mode_name, mode) = choose("weight_mode", weight_mode, &WEIGHT_MODES.map(|m| (m.0, m)))?;
-    let settings = MethodSettings {
+    let seed = seed_of(seed)?;
+    // The particles' limit and memory and the pairwise tables, before the data are converted.
+    let mut settings = MethodSettings {
         particles: count("particles", particles, 1)?,
         weight_mode: mode,
         resample_threshold,
         parallel: true,
     };
-    let seed = seed_of(seed)?;
+    let x = points(data, |n, d| {
+        let p = particles_within(particles, method, n)?;
+        trellis_core::coalescent::method::check_memory(method, n, p)
+            .map_err(|e| PyValueError::new_err(format!("data has shape ({n}, {d}): {e}")))?;
+        let what = format!("coalescent {:?} on {n} points", method.name());
+        let what = match method.variant() {
+            Some(_) => format!("{what} with {p} particles"),
+            None => what,
+        };
+        let fix = "cluster a subsample of the points, or fewer particles";
+        cost::announce(py, &what, cost::coalescent_seconds(method, n, p), fix)?;
+        settings.particles = p;
+        Ok(rows_bytes(n, d))
+    })?;
     let w = whitening(phi, sigma2, x[0].len())?;
-    let xw = w.whiten_rows(&x).map_err(value_error)?;
     let ldh = w.ln_det_half();
     let (f, joint) = interruptible(py, cancel, || -> Result<_, String> {
+        let xw = whiten(&w, &x)?;
+        drop(x);
         let f = fit(method, &xw, ldh, &settings, seed).map_err(|e| e.to_string())?;
         let joint = ln_joint(f.best(), &xw, ldh).map_err(|e| e.to_string())?;
         Ok((f, joint))
@@ -294,8 +354,18 @@ fn diffusion(
     c: f64,
     sigma2: f64,
     noise: f64,
+    limit: impl FnOnce(usize, usize) -> PyResult<f64>,
 ) -> PyResult<(usize, Params, Leaves)> {
-    let x = points(data)?;
+    let x = points(data, |n, d| {
+        let most = cost::PYDT_POINTS;
+        if n > most {
+            return Err(PyValueError::new_err(format!(
+                "data has {n} points, more than {most}, the command line's limit (pydt.data.points; the search is cubic in the points); cluster a subsample"
+            )));
+        }
+        // The leaves' copy beside the rows.
+        Ok(limit(n, d)? + rows_bytes(n, d))
+    })?;
     if ddt && (theta.is_some() || alpha.is_some()) {
         return Err(PyValueError::new_err(
             "ddt=True fixes theta = alpha = 0; drop theta and alpha, or use ddt=False",
@@ -428,33 +498,39 @@ impl DiffusionTreeFit {
 /// parameters); a board row's, with s = `splitmix64_mix(master_seed ^ hash_bytes(key))`, on
 /// the standardised features.
 #[pyfunction]
-#[pyo3(signature = (data, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.1, iterations = 30, learn = Vec::new(), cancel = None), text_signature = "(data, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.1, iterations=30, learn=(), cancel=None)")]
+#[pyo3(signature = (data, *, ddt = false, seed = Int::new(0), theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.1, iterations = Int::new(30), learn = Vec::new(), cancel = None), text_signature = "(data, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.1, iterations=30, learn=(), cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn pydt_map(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     ddt: bool,
-    seed: i128,
+    seed: Int,
     theta: Option<f64>,
     alpha: Option<f64>,
     c: f64,
     sigma2: f64,
     noise: f64,
-    iterations: i128,
+    iterations: Int,
     learn: Vec<String>,
     cancel: Option<&CancelToken>,
 ) -> PyResult<DiffusionTreeFit> {
-    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
+    let iterations = limited("iterations", iterations, 0, &cost::MAP_ITERATIONS)?;
     let h = hypers("learn", &learn, ddt)?;
+    let seed = seed_of(seed)?;
+    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise, |n, d| {
+        let what = format!("pydt_map on {n} points of {d} features with {iterations} search steps");
+        let fix = "cluster a subsample of the points, or fewer iterations";
+        cost::announce(py, &what, cost::pydt_map_seconds(n, d, iterations), fix)?;
+        Ok(0.0)
+    })?;
     let mut settings = SearchSettings {
-        iterations: count("iterations", iterations, 0)?,
+        iterations,
         ..SearchSettings::default()
     };
     for em in [&mut settings.em, &mut settings.final_em] {
         (em.learn_theta, em.learn_alpha, em.learn_c) = (h.theta, h.alpha, h.c);
         em.learn_sigma2 = h.sigma2;
     }
-    let seed = seed_of(seed)?;
     let obs = Observations::Gaussian(leaves.clone());
     let r = interruptible(py, cancel, || {
         greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))
@@ -569,41 +645,56 @@ impl DiffusionTreeSamples {
 /// seed = `experiment::pydt::stream(master_seed, 4, m, k)` (its traces also hold the start
 /// state, iteration 0).
 #[pyfunction]
-#[pyo3(signature = (data, iterations = 100, *, ddt = false, seed = 0, theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.0, sample = HYPERS.map(String::from).to_vec(), moves = 0, rule = "general", thin = 1, max_tries = 100, cancel = None), text_signature = "(data, iterations=100, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.0, sample=('theta', 'alpha', 'c', 'sigma2'), moves=0, rule='general', thin=1, max_tries=100, cancel=None)")]
+#[pyo3(signature = (data, iterations = Int::new(100), *, ddt = false, seed = Int::new(0), theta = None, alpha = None, c = 1.0, sigma2 = 1.0, noise = 0.0, sample = HYPERS.map(String::from).to_vec(), moves = Int::new(0), rule = "general", thin = Int::new(1), max_tries = Int::new(100), cancel = None), text_signature = "(data, iterations=100, *, ddt=False, seed=0, theta=None, alpha=None, c=1.0, sigma2=1.0, noise=0.0, sample=('theta', 'alpha', 'c', 'sigma2'), moves=0, rule='general', thin=1, max_tries=100, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 fn pydt_mcmc(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    iterations: i128,
+    iterations: Int,
     ddt: bool,
-    seed: i128,
+    seed: Int,
     theta: Option<f64>,
     alpha: Option<f64>,
     c: f64,
     sigma2: f64,
     noise: f64,
     sample: Vec<String>,
-    moves: i128,
+    moves: Int,
     rule: &str,
-    thin: i128,
-    max_tries: i128,
+    thin: Int,
+    max_tries: Int,
     cancel: Option<&CancelToken>,
 ) -> PyResult<DiffusionTreeSamples> {
-    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise)?;
-    let (iterations, thin) = (count("iterations", iterations, 1)?, count("thin", thin, 1)?);
+    let iterations = limited("iterations", iterations, 1, &cost::MCMC_ITERATIONS)?;
+    let thin = count("thin", thin, 1)?;
+    let moves = limited("moves", moves, 0, &cost::MCMC_MOVES)?;
     let settings = Settings {
         rule: choose("rule", rule, &RULES)?,
         hypers: hypers("sample", &sample, ddt)?,
-        moves: count("moves", moves, 0)?,
-        max_tries: count("max_tries", max_tries, 1)?,
+        moves,
+        max_tries: limited("max_tries", max_tries, 1, &cost::MCMC_MAX_TRIES)?,
     };
     let seed = seed_of(seed)?;
-    let run = || -> Result<DiffusionTreeSamples, String> {
+    let kept = iterations / thin;
+    let (n, params, leaves) = diffusion(data, ddt, (theta, alpha), c, sigma2, noise, |n, _| {
+        let what = format!("pydt_mcmc on {n} points with {iterations} iterations");
+        let fix = "fewer iterations, or a subsample of the points";
+        cost::announce(
+            py,
+            &what,
+            cost::pydt_mcmc_seconds(n, iterations, moves),
+            fix,
+        )?;
+        // Each iteration's state, and every kept tree (a node's parent, height, children).
+        Ok(iterations as f64 * 48.0 + kept as f64 * (2 * n) as f64 * 64.0)
+    })?;
+    let mut states = crate::vec_with_capacity(iterations, "the chain's states")?;
+    let mut trees = crate::vec_with_capacity(kept, "the chain's kept trees")?;
+    let run = move || -> Result<DiffusionTreeSamples, String> {
         let mut rng = StdRng::seed_from_u64(seed);
         let tree = sample_tree(n, &params, &mut rng);
         let mut s = Sampler::new(tree, params, Data::Gaussian(leaves), settings)
             .map_err(|e| e.to_string())?;
-        let (mut trees, mut states) = (Vec::new(), Vec::with_capacity(iterations));
         let cancel = trellis_core::cancel::Cancel::new();
         for it in 1..=iterations {
             if cancel.is_cancelled() {

@@ -1,7 +1,7 @@
 //! The Ginkgo rate λ fitted to jets: by exact evidence (the full trellis of every jet) or on
 //! given trees, under the paper-era potential or the generator's own density.
 
-use crate::{count, interruptible, value_error, CancelToken, Jet, Tree};
+use crate::{count, interruptible, value_error, CancelToken, Int, Jet, Tree};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -26,6 +26,11 @@ fn inputs(
     by: &str,
     trees: Option<Vec<PyRef<'_, Tree>>>,
 ) -> PyResult<(Vec<GinkgoModel>, Option<Vec<CrateTree>>)> {
+    if jets.is_empty() {
+        return Err(PyValueError::new_err(
+            "jets is empty: pass at least one jet (a list of Jet, e.g. from load_jets or generate_jets)",
+        ));
+    }
     let models = jets
         .iter()
         .map(|j| j.inner.model().map_err(value_error))
@@ -65,7 +70,7 @@ fn inputs(
 /// `[lo, hi]`, under `likelihood` ("paper" or "generator"); a dict with `lam`, `objective`,
 /// `evaluations`, `jets_used`, `jets_left_out`, `at_bound` and `std_error`.
 #[pyfunction]
-#[pyo3(signature = (jets, *, by = "evidence", likelihood = "paper", trees = None, lo = 0.01, hi = 50.0, max_leaves = 20, cancel = None))]
+#[pyo3(signature = (jets, *, by = "evidence", likelihood = "paper", trees = None, lo = 0.01, hi = 50.0, max_leaves = Int::new(20), cancel = None), text_signature = "(jets, *, by='evidence', likelihood='paper', trees=None, lo=0.01, hi=50.0, max_leaves=20, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn fit_lambda<'py>(
     py: Python<'py>,
@@ -75,7 +80,7 @@ pub fn fit_lambda<'py>(
     trees: Option<Vec<PyRef<'py, Tree>>>,
     lo: f64,
     hi: f64,
-    max_leaves: i128,
+    max_leaves: Int,
     cancel: Option<&CancelToken>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let max_leaves = count("max_leaves", max_leaves, 2)?;
@@ -100,20 +105,21 @@ pub fn fit_lambda<'py>(
 /// The objective of [`fit_lambda`] at each rate of `lams` (a float array of positive rates),
 /// over the jets whose objective is finite at the first rate.
 #[pyfunction]
-#[pyo3(signature = (jets, lams, *, by = "evidence", likelihood = "paper", trees = None, max_leaves = 20, cancel = None))]
+#[pyo3(signature = (jets, lams, *, by = "evidence", likelihood = "paper", trees = None, max_leaves = Int::new(20), cancel = None), text_signature = "(jets, lams, *, by='evidence', likelihood='paper', trees=None, max_leaves=20, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn lambda_curve<'py>(
     py: Python<'py>,
     jets: Vec<PyRef<'py, Jet>>,
-    lams: Vec<f64>,
+    lams: &Bound<'py, PyAny>,
     by: &str,
     likelihood: &str,
     trees: Option<Vec<PyRef<'py, Tree>>>,
-    max_leaves: i128,
+    max_leaves: Int,
     cancel: Option<&CancelToken>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let max_leaves = count("max_leaves", max_leaves, 2)?;
     let lik = likelihood_of(likelihood)?;
+    let lams: Vec<f64> = crate::convert::sequence(lams, "lams")?;
     let (models, trees) = inputs(&jets, by, trees)?;
     let curve = interruptible(py, cancel, || match &trees {
         None => evidence::evidence_curve(lik, &models, &lams, max_leaves),

@@ -15,7 +15,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 use trellis_core::cancel::{scope, CancelHandle};
 
@@ -135,29 +135,71 @@ pub(crate) fn interruptible<T: Send>(
             let run = || crate::pool::on_pool(|| scope(&token, f));
             let _ = tx.send(catch_unwind(AssertUnwindSafe(run)));
         });
-        let mut rx = rx;
-        loop {
-            let (got, back) = py.detach(move || (rx.recv_timeout(POLL), rx));
-            rx = back;
-            match got {
-                Ok(Ok(value)) => return Ok(value),
-                Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(PyRuntimeError::new_err(
-                        "internal error: the computation panicked; please report it with the input",
-                    ))
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        call.cancel();
-                        py.detach(move || drop(rx.recv()));
-                        return Err(e);
-                    }
-                }
-            }
-        }
+        wait(py, rx, None, |rx| {
+            call.cancel();
+            py.detach(move || drop(rx.recv()));
+        })
     })?;
     match cancel.filter(|c| c.handle.is_cancelled()) {
         Some(c) => Err(c.error()),
         None => Ok(value),
+    }
+}
+
+/// Runs `f`, a computation that cannot be cancelled (a library's own loop), on a thread of its
+/// own: its value, or at once the exception a signal handler raised or the token's exception
+/// (`cancel` cancelled or timed out) while it ran. A stopped `f` finishes on its own thread
+/// and its result is dropped: the call returns at once, but its thread keeps a core and its
+/// memory until then.
+pub(crate) fn interruptible_detached<T: Send + 'static>(
+    py: Python<'_>,
+    cancel: Option<&CancelToken>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    if let Some(c) = cancel.filter(|c| c.handle.is_cancelled()) {
+        return Err(c.error());
+    }
+    let (tx, rx) = channel();
+    std::thread::Builder::new()
+        .name("trellis-lab-detached".into())
+        .spawn(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("could not start a thread: {e}")))?;
+    wait(py, rx, cancel, drop)
+}
+
+/// The value `rx` brings, waited for with the GIL released and Python's signal handlers run
+/// every [`POLL`]; on an exception from them, or once `cancel` is cancelled, `stop` gets the
+/// channel (to cancel and join the computation, or to leave it) and the exception is raised.
+fn wait<T: Send>(
+    py: Python<'_>,
+    mut rx: Receiver<std::thread::Result<T>>,
+    cancel: Option<&CancelToken>,
+    stop: impl FnOnce(Receiver<std::thread::Result<T>>),
+) -> PyResult<T> {
+    loop {
+        let (got, back) = py.detach(move || (rx.recv_timeout(POLL), rx));
+        rx = back;
+        match got {
+            // A signal that came while the result was sent is raised here, by the call,
+            // rather than at the caller's next line (inside its own `except` clause).
+            Ok(Ok(value)) => return py.check_signals().map(|()| value),
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "internal error: the computation panicked; please report it with the input",
+                ))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let stopped = match cancel.filter(|c| c.handle.is_cancelled()) {
+                    Some(c) => Err(c.error()),
+                    None => py.check_signals(),
+                };
+                if let Err(e) = stopped {
+                    stop(rx);
+                    return Err(e);
+                }
+            }
+        }
     }
 }

@@ -4,7 +4,9 @@
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
 mod bayes;
+mod clusters;
 mod convert;
+mod cost;
 mod fit;
 mod interrupt;
 mod jet;
@@ -15,7 +17,10 @@ mod posterior;
 mod sparse;
 mod tree;
 
-pub(crate) use convert::{count, count_opt, float_matrix, seed_of, value_error, weight_matrix};
+pub(crate) use convert::{
+    check_memory, count, count_in, count_opt, float_matrix, float_rows, seed_of, value_error,
+    vec_with_capacity, weight_matrix, Int,
+};
 pub(crate) use interrupt::{interruptible, CancelToken};
 pub(crate) use jet::Jet;
 pub(crate) use tree::Tree;
@@ -143,22 +148,23 @@ impl Trellis {
     /// the trellis's split order, so the order of the leaves decides which.
     #[getter]
     fn n_map_trees(&self, py: Python<'_>) -> PyResult<u128> {
-        py.detach(|| {
+        interruptible(py, None, || {
             with_model!(&self.energy, m => self.trellis.n_map_trees(m, trellis_core::exact::TIE_TOLERANCE))
-        })
+        })?
         .map_err(value_error)
     }
 
     /// `n` exact posterior samples drawn with `seed` (Ctrl-C and `cancel` stop the drawing).
-    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    #[pyo3(signature = (n, seed = Int::new(0), *, cancel = None), text_signature = "($self, n, seed=0, *, cancel=None)")]
     fn sample<'py>(
         &self,
         py: Python<'py>,
-        n: i128,
-        seed: i128,
+        n: Int,
+        seed: Int,
         cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, PyList>> {
-        tree::draw_trees(py, (n, seed), cancel, self.draws())
+        let n_leaves = self.trellis.n_leaves();
+        tree::draw_trees(py, (n, seed), n_leaves, cancel, self.draws())
     }
 
     /// `n` exact posterior samples drawn with `seed` as an `(n, 2N - 1)` int64 array, one
@@ -167,12 +173,12 @@ impl Trellis {
     /// visited by increasing lowest leaf (the root is node 2N - 2, its entry -1). Equal trees
     /// give equal rows (`numpy.unique(rows, axis=0, return_counts=True)` counts them) and
     /// `Tree.from_parents(N, row)` rebuilds one. Ctrl-C and `cancel` stop the drawing.
-    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    #[pyo3(signature = (n, seed = Int::new(0), *, cancel = None), text_signature = "($self, n, seed=0, *, cancel=None)")]
     fn sample_parents<'py>(
         &self,
         py: Python<'py>,
-        n: i128,
-        seed: i128,
+        n: Int,
+        seed: Int,
         cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, numpy::PyArray2<i64>>> {
         let n_leaves = self.trellis.n_leaves();
@@ -219,7 +225,8 @@ impl Trellis {
     }
 
     /// The posterior probability that `leaves` (a list of leaf indices) form a cluster.
-    fn cluster_marginal(&self, leaves: Vec<i128>) -> PyResult<f64> {
+    fn cluster_marginal(&self, leaves: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let leaves: Vec<i128> = convert::sequence(leaves, "leaves")?;
         more::cluster_marginal(self, &leaves)
     }
 
@@ -235,16 +242,27 @@ impl Trellis {
     /// `(rank, capped)`, `rank` being 1 + the number of trees scoring above it (beyond a relative
     /// tie tolerance of 1e-9, so the MAP tree and trees tied with it rank 1), counted exactly
     /// by branch and bound up to `cap` trees (then `capped` is true and the rank is at least
-    /// `rank`). A tree of log-likelihood `-inf` ranks after every finite tree.
-    #[pyo3(signature = (tree, *, cap = 1_000_000, cancel = None))]
+    /// `rank`). A tree of log-likelihood `-inf` ranks after every finite tree. The count costs
+    /// about 10 ns per tree and leaf (0.2 s per million trees at 20 leaves); a cap above 10**9
+    /// (the command line's `board.rank_cap` limit, about 4 minutes at 24 leaves) is refused
+    /// with its cost, and Ctrl-C and `cancel` stop the count.
+    #[pyo3(signature = (tree, *, cap = Int::new(1_000_000), cancel = None), text_signature = "($self, tree, *, cap=1000000, cancel=None)")]
     fn rank(
         &self,
         py: Python<'_>,
         tree: &Tree,
-        cap: i128,
+        cap: Int,
         cancel: Option<&CancelToken>,
     ) -> PyResult<(u64, bool)> {
-        let cap = u64::try_from(count("cap", cap, 0)?).unwrap_or(u64::MAX);
+        let n = self.trellis.n_leaves();
+        let most = trellis_core::exact::rank::MAX_CAP;
+        let why = format!(
+            "the command line's limit (board.rank_cap): counting that many trees above a tree of {n} leaves would take {} by the cost model ({} ns per tree and leaf; {} for {most}); lower it",
+            cost::about_seconds(rank_seconds(n, &cap)),
+            trellis_core::exact::rank::NS_PER_TREE_AND_LEAF,
+            trellis_core::exact::human_seconds(trellis_core::exact::rank::seconds(n, most)),
+        );
+        let cap = count_in("cap", cap, 0, most, &why)? as u64;
         let t = tree.binary()?;
         let c = interruptible(py, cancel, || {
             with_model!(&self.energy, m => trellis_core::exact::rank::rank(
@@ -275,14 +293,14 @@ impl Trellis {
 /// Runs the exact trellis on `jet`, or on `similarity` with `energy` and `beta`, up to
 /// `max_leaves` leaves (memory grows 2x and time 3x per leaf; N = 20 takes about 14 s).
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 22, cancel = None))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = Int::new(22), cancel = None), text_signature = "(jet=None, *, similarity=None, energy='dasgupta', beta=1.0, max_leaves=22, cancel=None)")]
 fn exact_trellis(
     py: Python<'_>,
     jet: Option<&Jet>,
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
     beta: f64,
-    max_leaves: i128,
+    max_leaves: Int,
     cancel: Option<&CancelToken>,
 ) -> PyResult<Trellis> {
     let max_leaves = count("max_leaves", max_leaves, 1)?;
@@ -311,7 +329,7 @@ fn beam(
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
     beta: f64,
-    beam_size: Option<i128>,
+    beam_size: Option<Int>,
     dedup: &str,
     merge_score: &str,
     cancel: Option<&CancelToken>,
@@ -357,6 +375,12 @@ fn greedy_tree(
         .detach(|| with_model!(&e, m => greedy_scored(m, score)))
         .map_err(value_error)?;
     Ok((Tree::from_binary(&f.tree)?, f.log_likelihood))
+}
+
+/// Seconds to count `cap` trees above a tree over `n` leaves by the core's cost model (its
+/// nanoseconds per tree and leaf, for a cap of any size).
+fn rank_seconds(n: usize, cap: &Int) -> f64 {
+    cap.approx() * n as f64 * trellis_core::exact::rank::NS_PER_TREE_AND_LEAF * 1e-9
 }
 
 /// A `merge_score` argument: "potential" or "revenue".
@@ -407,6 +431,8 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "CancelledError",
         m.py().get_type::<interrupt::CancelledError>(),
     )?;
+    m.add("CostWarning", m.py().get_type::<cost::CostWarning>())?;
+    m.add_class::<clusters::Clusters>()?;
     m.add_function(wrap_pyfunction!(jet::load_jets, m)?)?;
     m.add_function(wrap_pyfunction!(jet::save_jets, m)?)?;
     m.add_function(wrap_pyfunction!(exact_trellis, m)?)?;

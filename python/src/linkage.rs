@@ -279,7 +279,7 @@ fn push_length(out: &mut String, h: &Hierarchy, height: &[f64], v: usize) {
 }
 
 /// The lowest leaf below every node.
-fn lowest_leaves(h: &Hierarchy) -> Vec<usize> {
+pub(crate) fn lowest_leaves(h: &Hierarchy) -> Vec<usize> {
     let mut lowest: Vec<usize> = (0..h.n_nodes()).collect();
     for &v in h.postorder() {
         if v >= h.n_leaves() {

@@ -2,10 +2,10 @@
 //! marginals and the flat cluster trellis.
 
 use crate::{
-    count, count_opt, energy_of, interruptible, seed_of, value_error, weight_matrix, CancelToken,
-    Jet, Tree, Trellis,
+    count, energy_of, interruptible, seed_of, value_error, weight_matrix, CancelToken, Int, Jet,
+    Tree, Trellis,
 };
-use numpy::{PyArray1, PyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use trellis_core::data::ginkgo::{generate_dataset, GinkgoParams};
@@ -16,17 +16,17 @@ use trellis_core::subset::Subset;
 /// `n` jets from the Ginkgo generator with `min_leaves..=max_leaves` leaves (`jet_type` "qcd"
 /// or "w"), drawn with `seed` as `[jets] source = "generate"` draws them.
 #[pyfunction]
-#[pyo3(signature = (n, min_leaves = 5, max_leaves = 10, seed = 0, jet_type = "qcd", root_scale = None, max_tries = None, *, cancel = None))]
+#[pyo3(signature = (n, min_leaves = Int::new(5), max_leaves = Int::new(10), seed = Int::new(0), jet_type = "qcd", root_scale = None, max_tries = None, *, cancel = None), text_signature = "(n, min_leaves=5, max_leaves=10, seed=0, jet_type='qcd', root_scale=None, max_tries=None, *, cancel=None)")]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn generate_jets(
     py: Python<'_>,
-    n: i128,
-    min_leaves: i128,
-    max_leaves: i128,
-    seed: i128,
+    n: Int,
+    min_leaves: Int,
+    max_leaves: Int,
+    seed: Int,
     jet_type: &str,
     root_scale: Option<f64>,
-    max_tries: Option<i128>,
+    max_tries: Option<Int>,
     cancel: Option<&CancelToken>,
 ) -> PyResult<Vec<Jet>> {
     let n = count("n", n, 0)?;
@@ -34,7 +34,10 @@ pub fn generate_jets(
         count("min_leaves", min_leaves, 1)?,
         count("max_leaves", max_leaves, 1)?,
     );
-    let (seed, max_tries) = (seed_of(seed)?, count_opt("max_tries", max_tries, 1)?);
+    let seed = seed_of(seed)?;
+    let max_tries = (max_tries
+        .map(|t| crate::cost::limited("max_tries", t, 1, &crate::cost::JET_TRIES)))
+    .transpose()?;
     let mut params = match jet_type {
         "qcd" => GinkgoParams::qcd(),
         "w" => GinkgoParams::w_jet(),
@@ -57,7 +60,8 @@ pub fn generate_jets(
 
 /// Average linkage (UPGMA) on an `(n, n)` similarity array, any `n`: the crate's
 /// `search::scipy_average_linkage`, which the command line's board runs too (SciPy's tree and
-/// tie rule, heights `max(s) - mean similarity`).
+/// tie rule, heights `max(s) - mean similarity`). Ctrl-C returns at once; the clustering
+/// itself (kodama's) cannot be cancelled, so it finishes on a thread of its own and is dropped.
 #[pyfunction]
 pub fn average_linkage(py: Python<'_>, similarity: &Bound<'_, PyAny>) -> PyResult<Tree> {
     let a = crate::float_matrix(similarity, "similarity", |r, c| {
@@ -72,26 +76,31 @@ pub fn average_linkage(py: Python<'_>, similarity: &Bound<'_, PyAny>) -> PyResul
             .map_err(|e| PyValueError::new_err(format!("{e}; pass fewer points")))
     })?;
     let n = a.shape()[0];
-    let s: Vec<f64> = match a.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => a.as_array().iter().copied().collect(),
-    };
-    py.detach(|| trellis_core::search::scipy_average_linkage(&s, n))
-        .map(Tree::from_hierarchy)
-        .map_err(value_error)
+    let mut s = crate::vec_with_capacity(n * n, "similarity")?;
+    match a.as_slice() {
+        Ok(x) => s.extend_from_slice(x),
+        Err(_) => s.extend(a.as_array().iter().copied()),
+    }
+    drop(a);
+    // kodama's clustering cannot be cancelled: Ctrl-C returns at once and leaves it to finish.
+    crate::interrupt::interruptible_detached(py, None, move || {
+        trellis_core::search::scipy_average_linkage(&s, n)
+    })?
+    .map(Tree::from_hierarchy)
+    .map_err(value_error)
 }
 
 /// The exact MAP tree and value alone (the MAP-only trellis: the same bits as the full
 /// trellis, up to 24 leaves in minutes).
 #[pyfunction]
-#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = 24, cancel = None))]
+#[pyo3(signature = (jet = None, *, similarity = None, energy = "dasgupta", beta = 1.0, max_leaves = Int::new(24), cancel = None), text_signature = "(jet=None, *, similarity=None, energy='dasgupta', beta=1.0, max_leaves=24, cancel=None)")]
 pub fn map_trellis(
     py: Python<'_>,
     jet: Option<&Jet>,
     similarity: Option<&Bound<'_, PyAny>>,
     energy: &str,
     beta: f64,
-    max_leaves: i128,
+    max_leaves: Int,
     cancel: Option<&CancelToken>,
 ) -> PyResult<(Tree, f64)> {
     let max_leaves = count("max_leaves", max_leaves, 1)?;
@@ -199,17 +208,45 @@ pub fn flat_trellis(
 
 /// `data` (an `(n, d)` array) with every column centred and scaled to unit population variance
 /// (constant columns become 0): what the command line's board and `cluster` feed the coalescent
-/// and diffusion-tree methods, so that those give the same bits from Python.
+/// and diffusion-tree methods, so that those give the same bits from Python. The result is the
+/// one copy made: checked against memory before anything is converted, filled a block of rows
+/// at a time and scaled with the GIL released (Ctrl-C stops either).
 #[pyfunction]
 pub fn standardize<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let a = crate::float_matrix(data, "data", |_, _| Ok(()))?;
-    let mut rows = crate::convert::rows(&a);
-    trellis_core::data::standardize(&mut rows);
-    if rows.is_empty() {
-        return Ok(PyArray2::zeros(py, [0, a.shape()[1]], false));
+    let a = crate::convert::array_of(data, "data")?;
+    let (rows, cols) = (a.rows, a.cols);
+    let step = (crate::convert::BLOCK_VALUES / cols.max(1)).max(1);
+    crate::check_memory(
+        &format!("data of shape ({rows}, {cols})"),
+        rows as f64 * cols as f64 * 8.0 + step.min(rows) as f64 * cols as f64 * 8.0,
+        "pass fewer rows",
+    )?;
+    let out = py
+        .import("numpy")?
+        .call_method1("empty", ((rows, cols), "float64"))?;
+    let mut start = 0;
+    while start < rows {
+        py.check_signals()?;
+        let end = (start + step).min(rows);
+        let part = pyo3::types::PySlice::new(py, start as isize, end as isize, 1);
+        out.set_item(&part, a.arr.get_item(&part)?)
+            .map_err(|e| crate::convert::not_numbers(py, e, "data"))?;
+        start = end;
     }
-    PyArray2::from_vec2(py, &rows).map_err(value_error)
+    let out = out.cast_into::<PyArray2<f64>>()?;
+    if rows > 0 && cols > 0 {
+        let mut w = out.readwrite();
+        let flat = w.as_slice_mut()?;
+        let done = interruptible(py, None, move || {
+            let mut r: Vec<&mut [f64]> = flat.chunks_mut(cols).collect();
+            trellis_core::data::standardize(&mut r)
+        })?;
+        if !done {
+            return Err(PyValueError::new_err(trellis_core::cancel::MESSAGE));
+        }
+    }
+    Ok(out)
 }

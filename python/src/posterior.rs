@@ -1,9 +1,7 @@
 //! Posterior summaries as NumPy arrays: samples as canonical parent arrays (one row per
 //! sample) and the exact pairwise co-clustering of the full trellis.
 
-use crate::{
-    count, interruptible, linkage, seed_of, value_error, with_model, CancelToken, Trellis,
-};
+use crate::{interruptible, linkage, seed_of, value_error, with_model, CancelToken, Int, Trellis};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -22,12 +20,12 @@ const BATCH: usize = 4096;
 /// the array's size is checked against the memory this process may use first.
 pub(crate) fn draw_parents<'py>(
     py: Python<'py>,
-    (n, seed): (i128, i128),
+    (n, seed): (Int, Int),
     n_leaves: usize,
     cancel: Option<&CancelToken>,
     draw: impl Fn(usize, &mut StdRng) -> Result<Vec<CrateTree>, String> + Send + Sync,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (n, seed) = (count("n", n, 0)?, seed_of(seed)?);
+    let (n, seed) = (crate::tree::sample_count(n, n_leaves)?, seed_of(seed)?);
     let width = (2 * n_leaves).saturating_sub(1);
     let bytes = n as f64 * width as f64 * 8.0;
     trellis_core::memory::check_fits(&format!("{n} samples of {width} nodes"), bytes)

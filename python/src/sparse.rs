@@ -3,8 +3,8 @@
 //! `sparse` method does).
 
 use crate::{
-    count_opt, energy_of, interruptible, tree, value_error, with_model, CancelToken, Energy, Jet,
-    Tree,
+    count_opt, energy_of, interruptible, tree, value_error, with_model, CancelToken, Energy, Int,
+    Jet, Tree,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -65,25 +65,25 @@ impl Sparse {
 
     /// `n` exact samples from the posterior restricted to the encoded trees, drawn with `seed`
     /// (Ctrl-C and `cancel` stop the drawing).
-    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    #[pyo3(signature = (n, seed = Int::new(0), *, cancel = None), text_signature = "($self, n, seed=0, *, cancel=None)")]
     fn sample<'py>(
         &self,
         py: Python<'py>,
-        n: i128,
-        seed: i128,
+        n: Int,
+        seed: Int,
         cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, PyList>> {
-        tree::draw_trees(py, (n, seed), cancel, self.draws())
+        tree::draw_trees(py, (n, seed), self.trellis.n_leaves(), cancel, self.draws())
     }
 
     /// `sample(n, seed)`'s trees as an `(n, 2N - 1)` int64 array of canonical parent rows
     /// (numbered as `Trellis.sample_parents` numbers them).
-    #[pyo3(signature = (n, seed = 0, *, cancel = None))]
+    #[pyo3(signature = (n, seed = Int::new(0), *, cancel = None), text_signature = "($self, n, seed=0, *, cancel=None)")]
     fn sample_parents<'py>(
         &self,
         py: Python<'py>,
-        n: i128,
-        seed: i128,
+        n: Int,
+        seed: Int,
         cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, numpy::PyArray2<i64>>> {
         let n_leaves = self.trellis.n_leaves();
@@ -133,7 +133,7 @@ pub(crate) fn sparse_trellis(
     energy: &str,
     beta: f64,
     trees: Option<Vec<PyRef<'_, Tree>>>,
-    seed_trees: Option<i128>,
+    seed_trees: Option<Int>,
     cancel: Option<&CancelToken>,
 ) -> PyResult<Sparse> {
     let seed_trees = count_opt("seed_trees", seed_trees, 1)?;

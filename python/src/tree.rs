@@ -2,9 +2,10 @@
 //! a height per node), so that every method's tree (trellis, beam, kt, coalescent, diffusion
 //! trees) is the same Python type with the same metrics.
 
-use crate::{count, float_matrix, linkage, value_error, Jet};
-use numpy::{PyArray1, PyArray2};
-use pyo3::exceptions::PyValueError;
+use crate::clusters::Clusters;
+use crate::{check_memory, count, count_in, float_matrix, linkage, value_error, Int, Jet};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use rand::rngs::StdRng;
@@ -68,15 +69,41 @@ fn hierarchies(trees: Vec<CrateTree>) -> Result<Vec<Hierarchy>, String> {
     Ok(out)
 }
 
-/// The `n` trees `draw` draws from an RNG seeded with `seed` (the samplers' arguments, checked
-/// by name), drawn as a long computation (Ctrl-C and `cancel` stop it), as a Python list.
+/// The canonical parent array of `h` (equal exactly when the cluster sets are): tree identity
+/// and hashing in O(n log n) time and O(n) memory whatever the tree's shape.
+pub(crate) fn canonical(h: &Hierarchy) -> Vec<i64> {
+    let mut out = Vec::new();
+    linkage::canonical_parents(h, &mut out);
+    out
+}
+
+/// A sampler's `n` as a count, at most the samples over `n_leaves` leaves that fit in the
+/// memory this process may use (`trellis_core::exact::sample::sample_bytes` each).
+pub(crate) fn sample_count(n: Int, n_leaves: usize) -> PyResult<usize> {
+    let each = trellis_core::exact::sample::sample_bytes(n_leaves);
+    let Some(usable) = trellis_core::memory::usable_bytes() else {
+        return count("n", n, 0);
+    };
+    let fits = (usable as f64 / each) as u64;
+    let why = format!(
+        "the most samples over {n_leaves} leaves that fit in the {} this process may use (about {} each); draw at most {fits} at a time",
+        trellis_core::exact::human_bytes(usable as f64),
+        trellis_core::exact::human_bytes(each)
+    );
+    count_in("n", n, 0, fits, &why)
+}
+
+/// The `n` trees over `n_leaves` leaves `draw` draws from an RNG seeded with `seed` (the
+/// samplers' arguments, checked by name), drawn as a long computation (Ctrl-C and `cancel` stop
+/// it), as a Python list.
 pub(crate) fn draw_trees<'py>(
     py: Python<'py>,
-    (n, seed): (i128, i128),
+    (n, seed): (Int, Int),
+    n_leaves: usize,
     cancel: Option<&crate::CancelToken>,
     draw: impl FnOnce(usize, &mut StdRng) -> Result<Vec<CrateTree>, String> + Send,
 ) -> PyResult<Bound<'py, PyList>> {
-    let (n, seed) = (count("n", n, 0)?, crate::seed_of(seed)?);
+    let (n, seed) = (sample_count(n, n_leaves)?, crate::seed_of(seed)?);
     let trees = crate::interruptible(py, cancel, || {
         hierarchies(draw(n, &mut StdRng::seed_from_u64(seed))?)
     })?
@@ -140,16 +167,37 @@ impl Tree {
     }
 
     /// A tree from `parents` (one int per node: leaves `0..n`, internal nodes `n..`, -1 for
-    /// the root) and optional `heights` (one float per node; default: cluster sizes).
+    /// the root) and optional `heights` (one float per node; default: cluster sizes); lists or
+    /// 1-D NumPy arrays, their lengths and memory checked before they are converted.
     #[staticmethod]
     #[pyo3(signature = (n_leaves, parents, heights = None))]
     fn from_parents(
-        n_leaves: i128,
-        parents: Vec<i64>,
-        heights: Option<Vec<f64>>,
+        n_leaves: Int,
+        parents: &Bound<'_, PyAny>,
+        heights: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Tree> {
         let n_leaves = count("n_leaves", n_leaves, 1)?;
-        let nodes = parents.len();
+        let nodes = parents.len()?;
+        let most = n_leaves.saturating_mul(2) - 1;
+        if nodes > most || nodes < n_leaves {
+            return Err(PyValueError::new_err(format!(
+                "parents has {nodes} entries for {n_leaves} leaves; a tree over n leaves has n to 2n - 1 = {most} nodes"
+            )));
+        }
+        if let Some(h) = heights {
+            let got = h.len()?;
+            if got != nodes {
+                return Err(PyValueError::new_err(format!(
+                    "heights has {got} entries for {nodes} nodes; give one height per node"
+                )));
+            }
+        }
+        check_memory(
+            &format!("parents: a tree of {nodes} nodes"),
+            nodes as f64 * NODE_BYTES,
+            "pass a smaller tree",
+        )?;
+        let parents = int_vec(parents, "parents")?;
         let links: Vec<Option<usize>> = parents
             .iter()
             .enumerate()
@@ -161,7 +209,8 @@ impl Tree {
                 ))),
             })
             .collect::<PyResult<_>>()?;
-        match heights {
+        drop(parents);
+        match heights.map(|h| float_vec(h, "heights")).transpose()? {
             Some(h) => Hierarchy::from_parents(n_leaves, links, h),
             None => Hierarchy::from_topology(n_leaves, links),
         }
@@ -216,9 +265,12 @@ impl Tree {
         PyArray1::from_slice(py, self.inner.heights())
     }
 
-    /// Every internal node's cluster as a sorted list of leaf indices, the lists sorted.
-    fn clusters(&self) -> Vec<Vec<usize>> {
-        self.inner.clusters()
+    /// Every internal node's cluster as a sorted list of leaf indices, the lists sorted: a
+    /// lazy sequence (`Clusters`) that makes each list when it is asked for, so that it takes
+    /// memory linear in the leaves (the lists of a caterpillar over n leaves hold n²/2 leaves in
+    /// all); `tolist()` makes them all at once.
+    fn clusters(&self) -> Clusters {
+        Clusters::of(&self.inner)
     }
 
     /// SciPy's `(n - 1) x 4` linkage matrix, so that
@@ -351,17 +403,18 @@ impl Tree {
         format!("Tree({:?})", self.inner.to_newick())
     }
 
-    /// Same leaves and same clusters (heights aside).
+    /// Same leaves and same clusters (heights aside), compared through the canonical parent
+    /// arrays: O(n log n) time and O(n) memory.
     fn __eq__(&self, other: &Tree) -> bool {
         self.inner.n_leaves() == other.inner.n_leaves()
-            && self.inner.clusters() == other.inner.clusters()
+            && canonical(&self.inner) == canonical(&other.inner)
     }
 
     /// A hash of the leaves and clusters (equal trees hash equal), so that trees can be keys
-    /// of dicts and counted by `collections.Counter`.
+    /// of dicts and counted by `collections.Counter`: of the canonical parent array, O(n log n).
     fn __hash__(&self) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (self.inner.n_leaves(), self.inner.clusters()).hash(&mut h);
+        (self.inner.n_leaves(), canonical(&self.inner)).hash(&mut h);
         h.finish()
     }
 
@@ -380,5 +433,56 @@ impl Tree {
             self.inner.heights().to_vec(),
         );
         Ok((from_parents, args.into_pyobject(py)?))
+    }
+}
+
+/// Bytes per node of `Tree.from_parents`: the converted parents (8), the links (16), the
+/// heights (8), the `Hierarchy` (48: parent, height, children and post-order) and its making.
+const NODE_BYTES: f64 = 128.0;
+
+/// Whether `obj` is a NumPy array, and its dtype's kind.
+fn numpy_kind(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
+    let np = obj.py().import("numpy")?;
+    if !obj.is_instance(&np.getattr("ndarray")?)? {
+        return Ok(None);
+    }
+    let ndim: usize = obj.getattr("ndim")?.extract()?;
+    if ndim != 1 {
+        return Err(PyValueError::new_err(format!(
+            "{what} has {ndim} dimensions; pass one value per node (a 1-D sequence)"
+        )));
+    }
+    Ok(Some(obj.getattr("dtype")?.getattr("kind")?.extract()?))
+}
+
+/// A 1-D sequence of integers (a list, or a NumPy array of an integer dtype) as `i64`s.
+fn int_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    match numpy_kind(obj, what)?.as_deref() {
+        None => obj.extract(),
+        Some("i" | "u") => {
+            let a = obj.call_method1("astype", ("int64",))?;
+            let a: PyReadonlyArray1<'_, i64> = a.extract()?;
+            let mut v = crate::vec_with_capacity(a.len(), what)?;
+            v.extend(a.as_array().iter().copied());
+            Ok(v)
+        }
+        Some(_) => Err(PyTypeError::new_err(format!(
+            "{what} must be integers (node ids, -1 for the root)"
+        ))),
+    }
+}
+
+/// A 1-D sequence of real numbers (a list, or a NumPy array of a real dtype) as `f64`s.
+fn float_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<f64>> {
+    match numpy_kind(obj, what)?.as_deref() {
+        None => obj.extract(),
+        Some("b" | "i" | "u" | "f") => {
+            let a = obj.call_method1("astype", ("float64",))?;
+            let a: PyReadonlyArray1<'_, f64> = a.extract()?;
+            let mut v = crate::vec_with_capacity(a.len(), what)?;
+            v.extend(a.as_array().iter().copied());
+            Ok(v)
+        }
+        Some(_) => Err(PyTypeError::new_err(format!("{what} must be real numbers"))),
     }
 }

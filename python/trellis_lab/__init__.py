@@ -14,10 +14,14 @@ configs run through the `trellis-lab` executable: `read_results`, `run`, `check`
 `trellis_lab.results`; the harness itself stays out of the wheel).
 """
 
+import collections.abc as _abc
+
 from ._trellis_lab import (
     CancelledError,
     CancelToken,
+    Clusters,
     CoalescentFit,
+    CostWarning,
     DiffusionTreeFit,
     DiffusionTreeSamples,
     FlatTrellis,
@@ -46,11 +50,16 @@ from ._trellis_lab import (
 )
 from .results import CommandError, Results, check, read_results, run
 
+# Tree.clusters() is a sequence like the list it replaced (isinstance(c, Sequence) holds).
+_abc.Sequence.register(Clusters)
+
 __all__ = [
     "CancelledError",
     "CancelToken",
+    "Clusters",
     "CoalescentFit",
     "CommandError",
+    "CostWarning",
     "DiffusionTreeFit",
     "DiffusionTreeSamples",
     "FlatTrellis",

@@ -31,10 +31,6 @@ const PAIRWISE_FACTOR: f64 = 3.0;
 const TIES_FACTOR_GINKGO: f64 = 1.7;
 const TIES_FACTOR_PAIRWISE: f64 = 0.5;
 
-/// Nanoseconds per tree counted above a tree and per leaf, for a posterior rank (measured:
-/// 1,000,000 trees in 0.13–0.23 s at N = 20).
-const RANK_NS_PER_TREE_AND_LEAF: f64 = 10.0;
-
 /// The energy the exact trellis runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExactModel {
@@ -79,9 +75,10 @@ impl ExactModel {
     }
 }
 
-/// Seconds to count at most `cap` trees above a tree over `n` leaves (a posterior rank).
+/// Seconds to count at most `cap` trees above a tree over `n` leaves (a posterior rank): the
+/// core crate's cost model, which the Python package's `Trellis.rank` checks its cap by.
 pub fn rank_seconds(n: usize, cap: u64) -> f64 {
-    cap as f64 * n as f64 * RANK_NS_PER_TREE_AND_LEAF * 1e-9
+    crate::exact::rank::seconds(n, cap)
 }
 
 /// What the exact trellis does on each instance within the limit.

@@ -109,6 +109,17 @@ pub fn why_not_ours_as(dir: &Path, name: &str) -> Option<String> {
     // Under another name (a copy, a renamed folder): the program's only when it holds exactly
     // what its manifest lists, byte for byte.
     if named != Some(name) {
+        // Its `check` verdicts must be this program's too, checked against this manifest (a
+        // renamed copy may hold a user's file at that name).
+        if let Some(why) = foreign_checks(dir) {
+            return Some(format!(
+                "holds a manifest.json of results named {}, not {name:?}, and {why}",
+                named.map_or("nothing".into(), |n| format!(
+                    "{:?}",
+                    super::config::clip(n, 60)
+                ))
+            ));
+        }
         if let Some((_, change)) = super::staging::output_changes(dir, &manifest).first() {
             return Some(format!(
                 "holds a manifest.json of results named {}, not {name:?}, and not exactly the files it lists ({change})",
@@ -126,6 +137,24 @@ pub fn why_not_ours_as(dir: &Path, name: &str) -> Option<String> {
         .unwrap_or_default();
     let foreign = foreign_entries(dir, |f| listed.contains(&f) || NOT_OUTPUTS.contains(&f));
     describe_foreign(&foreign, "its manifest does not list")
+}
+
+/// Why the `checks.parquet` of `dir` is not `check`'s verdicts on this very manifest (`None`:
+/// it is, or there is none).
+fn foreign_checks(dir: &Path) -> Option<String> {
+    let path = dir.join("checks.parquet");
+    match std::fs::symlink_metadata(&path) {
+        Err(_) => return None,
+        Ok(m) if !m.is_file() => return Some("a checks.parquet that is not a regular file".into()),
+        Ok(_) => {}
+    }
+    let manifest = super::staging::hash_file(&dir.join("manifest.json")).ok()?;
+    let want = format!("{manifest:016x}");
+    let ours = super::table::read_parquet(&path)
+        .ok()
+        .and_then(|t| super::table::str_column(&t, "manifest_hash").ok())
+        .is_some_and(|h| !h.is_empty() && h.iter().all(|x| *x == want));
+    (!ours).then(|| "a checks.parquet that is not check's verdicts on its manifest".into())
 }
 
 /// The manifest of `dir`, checked to be this program's, or why it is not.

@@ -1,7 +1,11 @@
-//! One test per finding of the reliability probes (issue 16), through the release-facing command
-//! line. Each test names its finding. The dangerous ones run the program under a 4 GiB
-//! address-space cap and a time limit, so a regression fails the test instead of exhausting the
-//! machine.
+//! The reliability guarantees through the release-facing command line, one test per guarantee,
+//! named by what it guarantees and grouped by topic: here limits, inputs and interruptions;
+//! `writes_and_bounds` (writes that never follow links, whole swaps, bounded counts, journals,
+//! messages), `ownership` (what the program may replace or delete), `data_bounds` (data read
+//! within bounds), `owned_outputs` (report pages, configs and copies a run must recognise).
+//! `docs/reliability.md` lists each guarantee beside its test. The dangerous ones run the program
+//! under a 4 GiB address-space cap and a time limit, so a regression fails the test instead of
+//! exhausting the machine.
 
 use crate::common::{bin, exe, one_line_error, root, run, run_ok, skipped, write};
 use std::path::{Path, PathBuf};
@@ -70,7 +74,7 @@ fn refused_size(dir: &Path, cfg: &Path, key: &str) {
 }
 
 #[test]
-fn f01_random_instances_of_1e12_are_refused_not_allocated() {
+fn random_instances_of_1e12_are_refused_not_allocated() {
     let dir = scratch("f01");
     let cfg = config(
         &dir,
@@ -82,7 +86,7 @@ fn f01_random_instances_of_1e12_are_refused_not_allocated() {
 }
 
 #[test]
-fn f02_planted_instances_of_1e12_are_refused_not_allocated() {
+fn planted_instances_of_1e12_are_refused_not_allocated() {
     let dir = scratch("f02");
     let cfg = config(
         &dir,
@@ -94,7 +98,7 @@ fn f02_planted_instances_of_1e12_are_refused_not_allocated() {
 }
 
 #[test]
-fn f03_devices_as_data_config_or_jet_file_are_refused_at_once() {
+fn devices_as_data_config_or_jet_file_are_refused_at_once() {
     let dir = scratch("f03");
     for dev in ["/dev/zero", "/dev/urandom"] {
         let cfg = config(
@@ -115,7 +119,7 @@ fn f03_devices_as_data_config_or_jet_file_are_refused_at_once() {
 }
 
 #[test]
-fn f04_a_crash_while_moving_results_in_never_leaves_a_folder_taken_as_complete() {
+fn a_crash_while_moving_results_in_never_leaves_a_folder_taken_as_complete() {
     let dir = scratch("f04");
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     run_ok(&cfg);
@@ -153,7 +157,7 @@ fn f04_a_crash_while_moving_results_in_never_leaves_a_folder_taken_as_complete()
 }
 
 #[test]
-fn f05_n_jets_of_1e12_is_an_error_not_an_allocation_abort() {
+fn n_jets_of_1e12_is_an_error_not_an_allocation_abort() {
     let dir = scratch("f05");
     let cfg = config(
         &dir,
@@ -165,7 +169,7 @@ fn f05_n_jets_of_1e12_is_an_error_not_an_allocation_abort() {
 }
 
 #[test]
-fn f06_beam_size_of_1e9_is_an_error_in_configs_and_score() {
+fn beam_size_of_1e9_is_an_error_in_configs_and_score() {
     let dir = scratch("f06");
     let cfg = config(
         &dir,
@@ -181,7 +185,7 @@ fn f06_beam_size_of_1e9_is_an_error_in_configs_and_score() {
 }
 
 #[test]
-fn f07_a_sparse_budget_of_1e12_is_an_error() {
+fn a_sparse_budget_of_1e12_is_an_error() {
     let dir = scratch("f07");
     let cfg = repo_config(&dir, "sparse", |t| {
         t.replace(
@@ -193,7 +197,7 @@ fn f07_a_sparse_budget_of_1e12_is_an_error() {
 }
 
 #[test]
-fn f08_empty_or_zero_sparse_budgets_and_a_missing_section_are_errors() {
+fn empty_or_zero_sparse_budgets_and_a_missing_section_are_errors() {
     let dir = scratch("f08");
     for budgets in ["[]", "[0]", "[5, 0]"] {
         let cfg = repo_config(&dir, "sparse", |t| {
@@ -217,7 +221,7 @@ fn f08_empty_or_zero_sparse_budgets_and_a_missing_section_are_errors() {
 }
 
 #[test]
-fn f09_check_on_a_corrupted_or_edited_table_recomputes_and_never_panics() {
+fn check_on_a_corrupted_or_edited_table_recomputes_and_never_panics() {
     let dir = scratch("f09");
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     run_ok(&cfg);
@@ -260,7 +264,7 @@ fn f09_check_on_a_corrupted_or_edited_table_recomputes_and_never_panics() {
 }
 
 #[test]
-fn f10_a_thread_count_of_100000_is_refused_before_any_thread_starts() {
+fn a_thread_count_of_100000_is_refused_before_any_thread_starts() {
     let dir = scratch("f10");
     let cfg = dir.join("t.toml");
     write(
@@ -274,7 +278,7 @@ fn f10_a_thread_count_of_100000_is_refused_before_any_thread_starts() {
 }
 
 #[test]
-fn f11_an_overflowing_flat_beta_is_an_error_not_nan() {
+fn an_overflowing_flat_beta_is_an_error_not_nan() {
     let dir = scratch("f11");
     let cfg = repo_config(&dir, "flat_pam50", |t| {
         t.replace("beta = 10.0", "beta = 1e308")
@@ -288,7 +292,7 @@ fn f11_an_overflowing_flat_beta_is_an_error_not_nan() {
 }
 
 #[test]
-fn f12_jet_energies_of_1e308_are_an_error_in_score() {
+fn jet_energies_of_1e308_are_an_error_in_score() {
     let dir = scratch("f12");
     let p = dir.join("jets.json");
     write(
@@ -306,7 +310,7 @@ fn f12_jet_energies_of_1e308_are_an_error_in_score() {
 }
 
 #[test]
-fn f13_negative_or_nan_tolerances_are_rejected() {
+fn negative_or_nan_tolerances_are_rejected() {
     for t in ["-0.1", "nan", "inf"] {
         let text = format!(
             "[[check]]\nconfig = \"c\"\nid = \"a\"\nvalue = 1.0\ntolerance = {t}\nsource = \"s\"\n"
@@ -317,7 +321,7 @@ fn f13_negative_or_nan_tolerances_are_rejected() {
 }
 
 #[test]
-fn f14_results_of_another_program_are_not_up_to_date() {
+fn results_of_another_program_are_not_up_to_date() {
     let dir = scratch("f14");
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     assert!(!skipped(run(&cfg)));
@@ -340,7 +344,7 @@ fn f14_results_of_another_program_are_not_up_to_date() {
 }
 
 #[test]
-fn f15_a_changed_input_file_or_damaged_output_is_not_up_to_date() {
+fn a_changed_input_file_or_damaged_output_is_not_up_to_date() {
     let dir = scratch("f15");
     let data = dir.join("jets.json");
     std::fs::copy(root().join("data/ginkgo_jets/truth_9.json"), &data).unwrap();
@@ -376,7 +380,7 @@ fn f15_a_changed_input_file_or_damaged_output_is_not_up_to_date() {
 }
 
 #[test]
-fn f16_a_rerun_removes_outputs_it_no_longer_writes() {
+fn a_rerun_removes_outputs_it_no_longer_writes() {
     let dir = scratch("f16");
     let cfg = config(
         &dir,
@@ -401,7 +405,7 @@ fn f16_a_rerun_removes_outputs_it_no_longer_writes() {
 }
 
 #[test]
-fn f17_staging_folders_of_killed_runs_are_removed() {
+fn staging_folders_of_killed_runs_are_removed() {
     let dir = scratch("f17");
     let cfg = config(
         &dir,
@@ -436,7 +440,7 @@ fn f17_staging_folders_of_killed_runs_are_removed() {
 }
 
 #[test]
-fn f18_limits_are_checked_before_any_output_in_score() {
+fn limits_are_checked_before_any_output_in_score() {
     let data = root().join("data/ginkgo_jets/truth_9.json");
     let out = bin()
         .args([
@@ -452,7 +456,7 @@ fn f18_limits_are_checked_before_any_output_in_score() {
 }
 
 #[test]
-fn f19_a_closed_pipe_ends_score_quietly() {
+fn a_closed_pipe_ends_score_quietly() {
     let data = root().join("data/ginkgo_jets/tree_100_n9.json");
     let mut child = bin()
         .args(["score", data.to_str().unwrap()])
@@ -476,7 +480,7 @@ fn f19_a_closed_pipe_ends_score_quietly() {
 }
 
 #[test]
-fn f20_io_errors_say_their_cause_once() {
+fn io_errors_say_their_cause_once() {
     let out = bin().args(["score", "/dev/zero"]).output().unwrap();
     let err = one_line_error(&out);
     assert_eq!(err.matches("not a regular file").count(), 1, "{err}");
@@ -489,7 +493,7 @@ fn f20_io_errors_say_their_cause_once() {
 }
 
 #[test]
-fn f21_an_output_dir_that_is_a_file_gets_a_fix() {
+fn an_output_dir_that_is_a_file_gets_a_fix() {
     let dir = scratch("f21");
     write(
         &dir.join("results"),
@@ -509,7 +513,7 @@ fn f21_an_output_dir_that_is_a_file_gets_a_fix() {
 }
 
 #[test]
-fn f22_a_second_run_into_a_locked_folder_is_refused_with_the_reason() {
+fn a_second_run_into_a_locked_folder_is_refused_with_the_reason() {
     let dir = scratch("f22");
     let cfg = config(
         &dir,
@@ -526,7 +530,7 @@ fn f22_a_second_run_into_a_locked_folder_is_refused_with_the_reason() {
 }
 
 #[test]
-fn f23_sizes_without_a_bound_before_now_are_refused() {
+fn sizes_without_a_bound_before_now_are_refused() {
     let dir = scratch("f23");
     let cfg = repo_config(&dir, "posterior_sampling", |t| {
         t.replace("n_samples = 100000", "n_samples = 1000000000000")
@@ -538,14 +542,14 @@ fn f23_sizes_without_a_bound_before_now_are_refused() {
     refused_size(&dir, &cfg, "flat_pam50.perturb_draws");
 }
 
-#[path = "faults/round2.rs"]
-mod round2;
+#[path = "faults/writes_and_bounds.rs"]
+mod writes_and_bounds;
 
-#[path = "faults/round3.rs"]
-mod round3;
+#[path = "faults/ownership.rs"]
+mod ownership;
 
-#[path = "faults/round3_data.rs"]
-mod round3_data;
+#[path = "faults/data_bounds.rs"]
+mod data_bounds;
 
 #[path = "faults/owned_outputs.rs"]
 mod owned_outputs;

@@ -18,3 +18,4 @@ mod shards;
 mod shipped_text;
 mod table1;
 mod toy_kind;
+mod wide;

@@ -20,6 +20,8 @@
 //! - [`data`]: the Ginkgo generator and jet files, graphs, pam50, points and similarity tables.
 //! - [`flat`]: the flat cluster trellis; [`hierarchy`]: `Hierarchy`, any tree with heights;
 //!   [`coalescent`]: Kingman-coalescent SMC and greedy; [`pydt`]: Pitman-Yor diffusion trees.
+//! - [`wide`]: Dasgupta's cost and correlation clustering at any N (no 64-bit masks): a tree's
+//!   energy, greedy, beam search and the sparse trellis over a beam's trees.
 //!
 //! ## Example
 //! Exact MAP tree and partition function of a small generated jet, checked against greedy:
@@ -57,3 +59,4 @@ pub mod search;
 pub mod simd;
 pub mod subset;
 pub mod tree;
+pub mod wide;

@@ -103,22 +103,52 @@ pub fn measure_peak<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
 /// (`MemTotal`), the cgroup's limit (`memory.max`) and the address-space limit (`ulimit -v`),
 /// where the system tells them; `None` where it tells none.
 pub fn usable_bytes() -> Option<u64> {
-    let mut least: Option<u64> = None;
-    let mut take = |b: Option<u64>| {
-        if let Some(b) = b {
-            least = Some(least.map_or(b, |l| l.min(b)));
-        }
-    };
-    take(std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
-        let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    }));
-    take(
-        std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-            .ok()
-            .and_then(|t| t.trim().parse().ok()),
-    );
+    [
+        proc_bytes("/proc/meminfo", "MemTotal:"),
+        file_number("/sys/fs/cgroup/memory.max"),
+        address_space_limit(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+/// The memory this process may still take, in bytes: the least of the machine's available
+/// memory (`MemAvailable`), what the cgroup's limit leaves (`memory.max` less
+/// `memory.current`) and what the address-space limit leaves (`ulimit -v` less this
+/// process's `VmSize`), where the system tells them; `None` where it tells none. For a caller
+/// about to copy a large input: [`usable_bytes`] bounds the whole process, this what is left.
+pub fn available_bytes() -> Option<u64> {
+    let cgroup = file_number("/sys/fs/cgroup/memory.max")
+        .zip(file_number("/sys/fs/cgroup/memory.current"))
+        .map(|(max, now)| max.saturating_sub(now));
+    let address_space = address_space_limit()
+        .map(|limit| limit.saturating_sub(proc_bytes("/proc/self/status", "VmSize:").unwrap_or(0)));
+    [
+        proc_bytes("/proc/meminfo", "MemAvailable:"),
+        cgroup,
+        address_space,
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+/// The `Key:   123 kB` line of a /proc file, in bytes.
+fn proc_bytes(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The number a file holds (a cgroup's `memory.max`: none when it says `max`).
+fn file_number(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The address-space limit (`ulimit -v`) in bytes, if there is one.
+fn address_space_limit() -> Option<u64> {
     #[cfg(unix)]
     {
         let mut lim = libc::rlimit {
@@ -129,21 +159,33 @@ pub fn usable_bytes() -> Option<u64> {
         if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
             && lim.rlim_cur != libc::RLIM_INFINITY
         {
-            take(Some(lim.rlim_cur));
+            return Some(lim.rlim_cur);
         }
     }
-    least
+    None
 }
 
 /// `Err` with a one-line message when `bytes` bytes for `what` would not fit in the memory this
 /// process may use ([`usable_bytes`]; nothing is refused where the system tells no limit): for
 /// a caller to check a size before it allocates or copies.
 pub fn check_fits(what: &str, bytes: f64) -> Result<(), String> {
-    match usable_bytes() {
-        Some(usable) if bytes > usable as f64 => Err(format!(
-            "{what} would take {}, more than the {} this process may use",
+    refuse(what, bytes, usable_bytes(), "may use")
+}
+
+/// `Err` with a one-line message when `bytes` more bytes for `what` would not fit in what this
+/// process may still take ([`available_bytes`]; nothing is refused where the system tells no
+/// limit).
+pub fn check_available(what: &str, bytes: f64) -> Result<(), String> {
+    refuse(what, bytes, available_bytes(), "may still take")
+}
+
+/// "`what` would take X, more than the Y this process `may`" when `bytes` exceed `limit`.
+fn refuse(what: &str, bytes: f64, limit: Option<u64>, may: &str) -> Result<(), String> {
+    match limit {
+        Some(limit) if bytes > limit as f64 => Err(format!(
+            "{what} would take {}, more than the {} this process {may}",
             crate::exact::human_bytes(bytes),
-            crate::exact::human_bytes(usable as f64)
+            crate::exact::human_bytes(limit as f64)
         )),
         _ => Ok(()),
     }

@@ -9,7 +9,7 @@ import collections
 import pathlib
 import sys
 import tempfile
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -109,8 +109,12 @@ def tree_forms(trees: list[tl.Tree]) -> None:
     tree.dasgupta_cost(similarity(n))
     tree.dasgupta_cost(pd.DataFrame(similarity(n)))
     z: npt.NDArray[np.float64] = tree.to_linkage()
-    clusters: list[list[int]] = tree.clusters()
-    print(tree.newick(), tree.is_binary, z.shape, clusters)
+    clusters: Sequence[list[int]] = tree.clusters()
+    lazy: tl.Clusters = tree.clusters()
+    first: list[int] = lazy[0]
+    every: list[list[int]] = lazy.tolist()
+    assert every == list(clusters) and first in lazy and lazy.total_size >= len(first)
+    print(tree.newick(), tree.is_binary, z.shape, clusters, lazy[1:], lazy.index(first))
 
 
 def points_forms() -> None:

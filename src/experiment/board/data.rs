@@ -209,8 +209,8 @@ pub struct Instance {
 pub enum InstanceData {
     /// A Ginkgo jet: judged by the Ginkgo log-likelihood (`jet.model()`).
     Jet(Jet),
-    /// Continuous points, row per point (judged by: HCC energy over centred correlations where
-    /// N <= 64, Dasgupta cost over the similarity matrix, plus labelled metrics).
+    /// Continuous points, row per point (judged by: HCC energy over centred correlations,
+    /// Dasgupta cost over the similarity matrix, plus labelled metrics).
     Points {
         /// The points, one row each.
         x: Vec<Vec<f64>>,

@@ -50,7 +50,8 @@ macro_rules! with_model {
 }
 
 impl Energy {
-    /// The energy of `inst`, or `None` above 64 points (where bitset clusters end).
+    /// The energy of `inst`, or `None` above 64 points (where bitset clusters end; points and
+    /// graphs take [`super::wide::WideEnergy`] there).
     pub fn of(inst: &Instance) -> Result<Option<Energy>> {
         let n = inst.n();
         if n > 64 {
@@ -103,6 +104,7 @@ impl Energy {
         };
         let opts = MethodsSection {
             max_exact_leaves: s.max_exact_leaves,
+            beam_size: s.beam_size,
             beam_dedup: Dedup::Clusters,
             sparse_seed_trees: s.sparse_seed_trees,
             merge_score: s.merge_score,

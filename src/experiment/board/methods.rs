@@ -3,8 +3,10 @@
 //!
 //! - **Energy-model methods** (trellis, sparse trellis, beam search, greedy) run on the
 //!   instance's own split energy: the Ginkgo likelihood of a jet, the HCC energy over centred
-//!   correlations of points, Dasgupta's cost over a graph's similarities. They need `N <= 64`
-//!   (bitset clusters); the trellis needs `N <= max_exact_leaves`.
+//!   correlations of points, Dasgupta's cost over a graph's similarities. Jets need `N <= 64`
+//!   (bitset clusters); points and graphs above 64 take the wide path ([`super::wide`]), where
+//!   beam search and the sparse trellis run within `board.max_search_seconds`; the trellis
+//!   needs `N <= max_exact_leaves`.
 //! - **Average linkage** (kodama, any N): on a jet, Euclidean distances of its leaves' features
 //!   (below); on points and graphs, `max(s) - s` of the similarities (average linkage of that
 //!   dissimilarity merges exactly as average linkage of the similarities), by
@@ -140,7 +142,7 @@ impl BoardMethod {
         BoardMethod::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    /// Whether the method uses the instance's split energy (and so `N <= 64`).
+    /// Whether the method uses the instance's split energy (jets: `N <= 64`).
     pub fn uses_energy(self) -> bool {
         matches!(
             self,
@@ -164,12 +166,18 @@ impl BoardMethod {
         let n = inst.n();
         let jet = matches!(inst.data, InstanceData::Jet(_));
         let graph = matches!(inst.data, InstanceData::Graph { .. });
+        if let Some(why) = super::wide::refusal(self, n, s).filter(|_| !jet) {
+            return Err(why);
+        }
         match self {
             BoardMethod::Trellis if n > s.max_exact_leaves => Err(format!(
                 "N = {n} is above board.max_exact_leaves = {}",
                 s.max_exact_leaves
             )),
-            m if m.uses_energy() && n > 64 => Err(format!("N = {n} is above 64 leaves")),
+            m if m.uses_energy() && jet && n > super::wide::MASK_LEAVES => Err(format!(
+                "N = {n} is above 64 leaves: the Ginkgo likelihood's clusters are 64-bit masks (jets stay at 64; points and graphs run at any N)"
+            )),
+
             BoardMethod::Kt | BoardMethod::CambridgeAachen | BoardMethod::AntiKt if !jet => {
                 Err("jets only".into())
             }
@@ -239,7 +247,13 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
         })
     };
     match method {
-        m if m.uses_energy() => plain(super::energy::best_tree(m, inst, s)?),
+        m if m.uses_energy() => match super::wide::WideEnergy::of(inst)? {
+            Some(e) => Ok(Built {
+                tree: e.best_tree(m, s)?,
+                own_objective: None,
+            }),
+            None => plain(super::energy::best_tree(m, inst, s)?),
+        },
         BoardMethod::AverageLinkage => {
             let n = inst.n();
             if let InstanceData::Graph {

@@ -51,6 +51,7 @@ pub mod methods;
 mod run;
 #[cfg(test)]
 mod tests;
+pub mod wide;
 
 use crate::experiment::check::Measure;
 use crate::experiment::kind::{Experiment, Results, RunContext};
@@ -89,6 +90,13 @@ pub struct BoardSection {
     /// Seed trees of the sparse trellis (the beam size of its seeding beam search; default 100).
     #[serde(default = "hundred")]
     pub sparse_seed_trees: usize,
+    /// Beam size of beam search (default: the paper's rule, min(3N, N(N-1)/2)).
+    #[serde(default)]
+    pub beam_size: Option<usize>,
+    /// Above 64 points, beam search and the sparse trellis run only where their cost model
+    /// gives at most this many seconds of one core (default 60; [`wide`]).
+    #[serde(default = "sixty")]
+    pub max_search_seconds: f64,
     /// What greedy and beam search rank merges by: `"revenue"` (default: a merge is also
     /// credited with what it leaves unmerged, which keeps every complete tree's ranking and the
     /// MAP, and lifts both from chance level on points and graphs) or `"potential"` (the papers'
@@ -182,6 +190,10 @@ fn hundred() -> usize {
     100
 }
 
+fn sixty() -> f64 {
+    60.0
+}
+
 fn default_rank_cap() -> u64 {
     1_000_000
 }
@@ -208,12 +220,25 @@ impl BoardSection {
                 self.max_exact_leaves
             ));
         }
-        if self.rank_cap == 0 || self.rank_cap > 1_000_000_000 {
-            return Err("board.rank_cap must be in 1..=1000000000".into());
+        if self.rank_cap == 0 || self.rank_cap > crate::exact::rank::MAX_CAP {
+            return Err(format!(
+                "board.rank_cap must be in 1..={}",
+                crate::exact::rank::MAX_CAP
+            ));
         }
         if self.sparse_seed_trees == 0 || self.sparse_seed_trees > 10_000 {
             return Err("board.sparse_seed_trees must be in 1..=10000".into());
         }
+        if self
+            .beam_size
+            .is_some_and(|b| b == 0 || b > crate::search::MAX_BEAM_SIZE)
+        {
+            return Err(format!(
+                "board.beam_size must be in 1..={} (or absent for the paper's rule)",
+                crate::search::MAX_BEAM_SIZE
+            ));
+        }
+        crate::experiment::config::positive("board.max_search_seconds", self.max_search_seconds)?;
         if !(self.kt_radius.is_finite() && self.kt_radius > 0.0) {
             return Err(format!(
                 "board.kt_radius = {} must be a positive number",

@@ -73,6 +73,7 @@ pub fn score(
     let tree = &built.tree;
     let mut metrics: Vec<(String, Option<f64>)> = Vec::new();
     let energy = Energy::of(inst).with_context(what)?;
+    let wide = super::wide::WideEnergy::of(inst).with_context(what)?;
     let binary = tree.to_tree().ok();
     let mut notes: Vec<String> = Vec::new();
     if m.needs_distinct_points(s) {
@@ -88,13 +89,18 @@ pub fn score(
             }
         }
     }
-    if energy.is_some() && binary.is_none() {
+    if (energy.is_some() && binary.is_none()) || (wide.is_some() && !tree.is_binary()) {
         let widest = (0..tree.n_nodes())
             .map(|v| tree.children(v).len())
             .max()
             .unwrap_or(0);
+        let scores = if wide.is_some() {
+            "the energy scores"
+        } else {
+            "the energy, log posterior and rank score"
+        };
         notes.push(format!(
-            "a node has {widest} children: the energy, log posterior and rank score binary trees only"
+            "a node has {widest} children: {scores} binary trees only"
         ));
     }
     let mut scoring_seconds = None;
@@ -110,13 +116,20 @@ pub fn score(
             scoring_seconds = Some(t0.elapsed().as_secs_f64());
         }
     }
+    // Above 64 points, the energy of points and graphs on the wide path.
+    let mut wide_scored = None;
+    if let Some(w) = wide.as_ref().filter(|_| tree.is_binary()) {
+        metrics.push((w.metric().into(), Some(w.value(tree).with_context(what)?)));
+        wide_scored = Some(w.metric());
+    }
     // Dasgupta's cost over the similarities, on any tree (multifurcations and N > 64 too),
     // unless it is already the instance's energy.
     if let Some(sim) = inst.similarities() {
-        let done = energy
+        let done = (energy
             .as_ref()
             .is_some_and(|e| e.metric() == "dasgupta_cost")
-            && binary.is_some();
+            && binary.is_some())
+            || wide_scored == Some("dasgupta_cost");
         if !done {
             metrics.push((
                 "dasgupta_cost".into(),

@@ -24,6 +24,8 @@ fn bad_configs_get_one_line_errors_naming_the_key() {
         ("[board]\nmax_exact_leaves = 30\n", "board.max_exact_leaves"),
         ("[board]\nrank_cap = 0\n", "board.rank_cap"),
         ("[board]\nkt_radius = -1.0\n", "board.kt_radius"),
+        ("[board]\nbeam_size = 0\n", "board.beam_size"),
+        ("[board]\nmax_search_seconds = 0.0\n", "board.max_search_seconds"),
         ("[board.pydt]\nalpha = 1.5\n", "board.pydt"),
         (
             "[board.coalescent]\nparticles = 0\n",

@@ -41,6 +41,9 @@ pub struct GraphAndTreesChart {
     /// Order of the nodes around the circle (a permutation of `0..n`; anything else, e.g.
     /// empty, gives index order).
     pub node_order: Vec<usize>,
+    /// Where each node goes, in the unit square (x right, y down), instead of the circle (e.g.
+    /// a ladder's two rails); empty or of another length: the circle.
+    pub node_positions: Vec<(f64, f64)>,
 }
 
 /// The stroke width of an edge of weight `w` (1 to 8 px, growing with |w| / `max_abs`).
@@ -124,7 +127,11 @@ impl GraphAndTreesChart {
         }
 
         // Circle layout, leaving room for the node labels outside it.
-        let label_size = TICK_SIZE;
+        let label_size = if self.node_positions.len() == n && n > 1 {
+            TICK_SIZE + 4.0
+        } else {
+            TICK_SIZE
+        };
         let labels: Vec<String> = (0..n).map(|i| self.node_label(i)).collect();
         let label_w = labels
             .iter()
@@ -156,15 +163,33 @@ impl GraphAndTreesChart {
         let angle = |i: usize| {
             -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * slot[i] as f64 / n as f64
         };
+        let placed = self.node_positions.len() == n && n > 1;
         let pos: Vec<(f64, f64)> = (0..n)
             .map(|i| {
-                if n == 1 {
+                if placed {
+                    // The unit square inside the room the circle would take, wider than tall.
+                    let (u, v) = self.node_positions[i];
+                    let half_w = (x1 - x0) / 2.0 - label_w - node_r - 16.0;
+                    let half_h = radius * 0.6;
+                    (cx + half_w * (2.0 * u - 1.0), cy + half_h * (2.0 * v - 1.0))
+                } else if n == 1 {
                     (cx, cy)
                 } else {
                     (cx + radius * angle(i).cos(), cy + radius * angle(i).sin())
                 }
             })
             .collect();
+        // Which way each node's label goes: outward from the centre.
+        let outward = |i: usize| -> (f64, f64) {
+            if placed {
+                let v = self.node_positions[i].1;
+                (0.0, if v < 0.5 { -1.0 } else { 1.0 })
+            } else if n == 1 {
+                (0.0, -1.0)
+            } else {
+                (angle(i).cos(), angle(i).sin())
+            }
+        };
 
         // Edges, weakest first so strong ones stay on top.
         let mut order = edges.clone();
@@ -183,7 +208,12 @@ impl GraphAndTreesChart {
         // Weight values near the edge midpoints, shifted along the edge
         // where they would cover another value or a node.
         if edges.len() <= Self::MAX_LABELLED_EDGES {
-            let size = TICK_SIZE - 4.0;
+            // (Few edges on a laid-out graph: room for labels that read at half the width.)
+            let size = if placed {
+                TICK_SIZE + 6.0
+            } else {
+                TICK_SIZE - 4.0
+            };
             let cap = Label::new("0", size).cap_height();
             let mut taken: Vec<PxRect> = pos
                 .iter()
@@ -231,11 +261,7 @@ impl GraphAndTreesChart {
             };
             draw_marker(area, marker, (x, y), node_r + 2.0, WHITE.to_rgba())?;
             draw_marker(area, marker, (x, y), node_r, node_color.to_rgba())?;
-            let (dx, dy) = if n == 1 {
-                (0.0, -1.0)
-            } else {
-                (angle(i).cos(), angle(i).sin())
-            };
+            let (dx, dy) = outward(i);
             let h = if dx > 0.3 {
                 HPos::Left
             } else if dx < -0.3 {
@@ -324,6 +350,7 @@ mod tests {
             graph_title: "graph (8 nodes, 15 edges)".into(),
             category_names: vec![],
             node_order: vec![],
+            node_positions: vec![],
         }
     }
 

@@ -41,9 +41,10 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             leaf_labels: labels.clone(),
             leaf_category: g.groups.iter().map(|&x| Some(x)).collect(),
         };
+        let node_positions = ladder_layout(&g.weights, &g.groups);
         let chart = GraphAndTreesChart {
             title: format!(
-                "Dasgupta's cost: average linkage vs exact MAP ({})",
+                "[CT] Figure 4: Dasgupta's cost, average linkage vs the exact MAP ({})",
                 description[i]
             ),
             weights: g.weights,
@@ -67,6 +68,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             graph_title: format!("graph ({n} points)"),
             category_names: g.group_names,
             node_order: g.circle_order,
+            node_positions,
         };
         save_chart(&out.join(format!("fig4_{k}")), 1800, 800, &chart)?;
     }
@@ -114,6 +116,56 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     save_chart(&out.join("cost_ratios"), 1400, 700, &chart)?;
     Ok(())
+}
+
+/// Where the nodes of a ladder go (its two rails, rung by rung: pair `k` at `x = k/(m-1)`, one
+/// node of each pair on the top rail, the other below it), when the graph is one: every group a
+/// pair joined by an edge (a rung), the groups joined in a path by edges between the rails. Empty
+/// (the circle) for any other graph.
+fn ladder_layout(weights: &[Vec<f64>], groups: &[usize]) -> Vec<(f64, f64)> {
+    let n = groups.len();
+    let m = groups.iter().copied().max().map_or(0, |g| g + 1);
+    let members: Vec<Vec<usize>> = (0..m)
+        .map(|g| (0..n).filter(|&i| groups[i] == g).collect())
+        .collect();
+    let edge = |i: usize, j: usize| weights[i][j] != 0.0 && weights[i][j].is_finite();
+    if m < 2 || members.iter().any(|p| p.len() != 2 || !edge(p[0], p[1])) {
+        return Vec::new();
+    }
+    let linked = |a: usize, b: usize| {
+        members[a]
+            .iter()
+            .any(|&i| members[b].iter().any(|&j| edge(i, j)))
+    };
+    let neighbours = |g: usize| (0..m).filter(|&h| h != g && linked(g, h)).collect::<Vec<_>>();
+    // Walk the path of pairs from an end.
+    let Some(start) = (0..m).find(|&g| neighbours(g).len() == 1) else {
+        return Vec::new();
+    };
+    let mut order = vec![start];
+    while order.len() < m {
+        let last = order[order.len() - 1];
+        let next: Vec<usize> = neighbours(last)
+            .into_iter()
+            .filter(|h| !order.contains(h))
+            .collect();
+        match next.as_slice() {
+            [h] => order.push(*h),
+            _ => return Vec::new(),
+        }
+    }
+    let mut pos = vec![(0.0, 0.0); n];
+    let mut top = members[start][0];
+    for (k, &g) in order.iter().enumerate() {
+        let (a, b) = (members[g][0], members[g][1]);
+        // The node joined to the last top node stays on the top rail.
+        let (up, down) = if k == 0 || edge(top, a) { (a, b) } else { (b, a) };
+        let x = k as f64 / (m - 1) as f64;
+        pos[up] = (x, 0.0);
+        pos[down] = (x, 1.0);
+        top = up;
+    }
+    pos
 }
 
 /// `graphs.parquet` and `points.parquet`, read once.

@@ -142,9 +142,9 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             .collect()
     };
     let labels: Vec<String> = order.iter().map(|&i| names[i].clone()).collect();
-    // The symmetric matrix of a pair column, rows and columns in MAP-cluster order, NaN on the
-    // diagonal (and for any pair the table lacks).
-    let reorder = |v: &[f64]| -> Vec<Vec<f64>> {
+    // The symmetric matrix of a pair column, rows and columns in MAP-cluster order, `diagonal`
+    // on the diagonal (NaN where it has no meaning) and NaN for any pair the table lacks.
+    let reorder = |v: &[f64], diagonal: f64| -> Vec<Vec<f64>> {
         let mut m = vec![vec![f64::NAN; n]; n];
         for r in 0..pairs {
             m[pi[r]][pj[r]] = v[r];
@@ -155,14 +155,15 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             .map(|&i| {
                 order
                     .iter()
-                    .map(|&j| if i == j { f64::NAN } else { m[i][j] })
+                    .map(|&j| if i == j { diagonal } else { m[i][j] })
                     .collect()
             })
             .collect()
     };
     let fig4 = HeatmapChart {
         title: "Pairwise log-energies β·a(i, j) (rows and columns in MAP-cluster order)".into(),
-        matrix: reorder(&energy),
+        // (A point's affinity with itself is no energy of the model.)
+        matrix: reorder(&energy, f64::NAN),
         row_labels: labels.clone(),
         col_labels: labels.clone(),
         color_label: "β·a(i, j)".into(),
@@ -176,9 +177,9 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     };
     save_chart(&out.join("fig4_affinities"), 1100, 950, &fig4)?;
     let fig5 = HeatmapChart {
-        title: "Exact pairwise marginals P(i and j in the same cluster), MAP clusters outlined"
-            .into(),
-        matrix: reorder(&marginal),
+        title: "[FCT] Figure 5: exact P(i and j in the same cluster), MAP clusters outlined".into(),
+        // A point is always in its own cluster: P(i, i) = 1.
+        matrix: reorder(&marginal, 1.0),
         row_labels: labels.clone(),
         col_labels: labels,
         color_label: "P(i and j in the same cluster)".into(),

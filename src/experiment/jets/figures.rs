@@ -72,7 +72,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         };
         let (title, paper_text) = match paper3 {
             [Some(a), Some(b), Some(c)] => (
-                "Table 1: log-likelihood difference, row − column",
+                "[CT] Table 1: Ginkgo log-likelihood difference, row − column",
                 format!(
                     ". Paper: trellis − beam {a:.4}, trellis − greedy {b:.4}, beam − greedy {c:.4}"
                 ),
@@ -125,7 +125,9 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             points,
             x_label: "trellis MAP log-likelihood ℓ".into(),
             y_label: "log partition function log Z".into(),
-            title: format!("Figure 5: log Z vs. MAP log-likelihood ({n_jets} jets{dropped_note})"),
+            title: format!(
+                "[CT] Figure 5: log Z vs. MAP log-likelihood, Ginkgo jets ({n_jets}{dropped_note})"
+            ),
             legend_title: "N leaves".into(),
             category_names: vec![],
             // log Z ≥ the MAP's log-likelihood: every point lies on or above y = x.

@@ -7,10 +7,9 @@ use crate::experiment::table::{f64_column, full_f64_column, str_column};
 use anyhow::{anyhow, Result};
 use std::path::Path;
 
-/// `summary.parquet`: the jet's name and one value per quantity, in table order.
+/// `summary.parquet`: one value per quantity, in table order (the jet's name is in its `jet`
+/// column, for the tables; the figure says what the jet is, not its id).
 pub struct Summary {
-    /// The jet's name.
-    pub jet: String,
     /// (quantity, value) per row.
     pub rows: Vec<(String, Option<f64>)>,
 }
@@ -19,15 +18,14 @@ impl Summary {
     /// Reads `summary.parquet` of `results`.
     pub fn read(results: &Results) -> Result<Summary> {
         let s = results.table("summary")?;
-        let jet = str_column(&s, "jet")?
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow!("summary.parquet is empty"))?;
+        if s.height() == 0 {
+            return Err(anyhow!("summary.parquet is empty"));
+        }
         let rows = str_column(&s, "quantity")?
             .into_iter()
             .zip(f64_column(&s, "value")?)
             .collect();
-        Ok(Summary { jet, rows })
+        Ok(Summary { rows })
     }
 
     /// The value of `quantity`, if the table has it.
@@ -49,7 +47,6 @@ impl Summary {
 pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let s = Summary::read(results)?;
     let (get, need) = (|k: &str| s.get(k), |k: &str| s.need(k));
-    let jet = &s.jet;
 
     let p = results.table("posterior_samples")?;
     let mut samples = vec![(
@@ -71,7 +68,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         samples,
         truth: get("truth_log_likelihood"),
         title: format!(
-            "Figure 6: posterior over trees of jet {jet} (N = {}, {} trees, χ² p = {:.2})",
+            "[CT] Figure 6: posterior over the trees of a {}-leaf Ginkgo jet ({} trees, χ² p = {:.2})",
             need("n_leaves")? as usize,
             need("n_trees_finite")? as u128,
             need("chi2_by_tree_p_value")?

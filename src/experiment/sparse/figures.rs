@@ -92,7 +92,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             line("greedy", 0.0),
         ],
         title: format!(
-            "Figure 7: sparse trellis MAP vs sparsity ({n_jets} test jets, N = {n}, leaves by {})",
+            "[CT] Figure 7: sparse trellis MAP vs sparsity, Ginkgo jets ({n_jets} test jets, N = {n}, leaves by {})",
             cfg.sparse.leaf_order.describe()
         ),
         x_label: "sparsity index (log10 of encoded trees / (2N−3)!!)".into(),

@@ -4,7 +4,7 @@
 //! the program's under any name while it holds exactly what its manifest lists; the largest seed
 //! survives its own manifest; class labels are trimmed like numbers.
 
-use super::round3::{ok, paused_at, report, small_board, snapshot, stderr, COMMIT_PAUSE};
+use super::ownership::{ok, paused_at, report, small_board, snapshot, stderr, COMMIT_PAUSE};
 use super::scratch;
 use crate::common::{bin, one_line_error, root, run_ok, write};
 use std::path::Path;

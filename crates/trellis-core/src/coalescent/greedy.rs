@@ -94,6 +94,8 @@ type Candidate = (f64, f64, (usize, usize), usize, usize);
 /// (lower id, higher id) pair. `data` is whitened; ε is cached per pair, O(n² d + n³) total.
 /// Duplicate points can give v = 0 at t = 0 ([`HistoryError::DegenerateVariance`]): jitter them.
 pub fn greedy(data: &[Vec<f64>], ln_det_half: f64, rule: GreedyRule) -> Result<GreedyOutcome> {
+    // The token first: O(n² d + n³) in all, checked a row or a merge at a time.
+    let cancel = crate::cancel::Cancel::new();
     let n = data.len();
     if n == 0 {
         return Err(HistoryError::NoLeaves);
@@ -107,6 +109,9 @@ pub fn greedy(data: &[Vec<f64>], ln_det_half: f64, rule: GreedyRule) -> Result<G
     let mut active: Vec<usize> = (0..n).collect();
     let mut eps = vec![0.0; n * n];
     for i in 0..n {
+        if cancel.is_cancelled() {
+            return Err(HistoryError::Cancelled);
+        }
         for j in i + 1..n {
             let e = sq_dist(&data[i], &data[j]);
             eps[i * n + j] = e;
@@ -115,6 +120,9 @@ pub fn greedy(data: &[Vec<f64>], ln_det_half: f64, rule: GreedyRule) -> Result<G
     }
     let (mut merges, mut prev, mut lp, mut ll) = (Vec::with_capacity(n - 1), 0.0, 0.0, 0.0);
     for k in 0..n - 1 {
+        if cancel.is_cancelled() {
+            return Err(HistoryError::Cancelled);
+        }
         let lambda = pair_rate(active.len());
         let mut best: Option<Candidate> = None;
         for (ai, &a) in active.iter().enumerate() {

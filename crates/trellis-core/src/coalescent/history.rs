@@ -24,6 +24,9 @@ pub enum HistoryError {
     /// n = 0.
     #[error("a history needs at least one leaf (n = 0)")]
     NoLeaves,
+    /// A greedy build was cancelled ([`crate::cancel`]) before it ended.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
     /// Wrong number of merges.
     #[error("history over {n} leaves needs {expected} merges, got {got}")]
     WrongMergeCount {

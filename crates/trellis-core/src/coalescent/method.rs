@@ -175,6 +175,20 @@ pub enum MethodError {
         /// Bytes this process may use ([`crate::memory::usable_bytes`]).
         usable: u64,
     },
+    /// The particles at their largest would not fit in memory.
+    #[error("{particles} particles over {n} points may take up to {} (each holds a pair-table row per merge until resampling shares them), more than the {} this process may use; use at most {fits} particles, or fewer points", crate::exact::human_bytes(*bytes), crate::exact::human_bytes(*usable as f64))]
+    TooManyParticles {
+        /// Particles asked for.
+        particles: usize,
+        /// Points.
+        n: usize,
+        /// Bytes of the run ([`run_bytes`]).
+        bytes: f64,
+        /// Bytes this process may use ([`crate::memory::usable_bytes`]).
+        usable: u64,
+        /// How many particles would fit.
+        fits: u64,
+    },
 }
 
 /// The bytes of the `n × n` tables of pairwise values `method` allocates before its first
@@ -184,17 +198,54 @@ pub fn pair_table_bytes(method: Method, n: usize) -> f64 {
     tables * 8.0 * (n as f64) * (n as f64)
 }
 
+/// The most bytes one SMC particle of `method` over `n` points may hold: its slots, ids and
+/// merges (`O(n)`, twice at a resampling, whose copy shares everything else) and the pair-table
+/// rows it writes, one of `n` values per merge (ε, MPOST2's kernel terms and SMC1's race
+/// clocks: 8, 16 or 32 bytes per pair), which resampled particles share but one particle run
+/// to the end holds alone. 0 for a greedy method.
+pub fn particle_bytes(method: Method, n: usize) -> f64 {
+    let per_pair = match method.variant() {
+        None => return 0.0,
+        Some(Variant::Mpost2) => 16.0,
+        Some(Variant::Smc1) => 32.0,
+        Some(_) => 8.0,
+    };
+    let n = n as f64;
+    2.0 * (256.0 + 64.0 * n) + per_pair * n * n
+}
+
+/// The most bytes `method` may take over `n` points with `particles` particles: the pairwise
+/// tables ([`pair_table_bytes`]) and every particle at its largest ([`particle_bytes`]).
+pub fn run_bytes(method: Method, n: usize, particles: usize) -> f64 {
+    pair_table_bytes(method, n) + particles as f64 * particle_bytes(method, n)
+}
+
 /// `Err(TooManyPoints)` when `method`'s pairwise tables over `n` points
-/// ([`pair_table_bytes`]) would not fit in the memory this process may use (nothing is
+/// ([`pair_table_bytes`]) would not fit in the memory this process may use, and
+/// `Err(TooManyParticles)` when they and `particles` particles at their largest
+/// ([`run_bytes`]; the particles are ignored by the greedy methods) would not (nothing is
 /// refused where the system tells no limit).
-pub fn check_memory(method: Method, n: usize) -> Result<(), MethodError> {
+pub fn check_memory(method: Method, n: usize, particles: usize) -> Result<(), MethodError> {
+    let Some(usable) = crate::memory::usable_bytes() else {
+        return Ok(());
+    };
     let bytes = pair_table_bytes(method, n);
-    match crate::memory::usable_bytes() {
-        Some(usable) if bytes > usable as f64 => {
-            Err(MethodError::TooManyPoints { n, bytes, usable })
-        }
-        _ => Ok(()),
+    if bytes > usable as f64 {
+        return Err(MethodError::TooManyPoints { n, bytes, usable });
     }
+    let bytes = run_bytes(method, n, particles);
+    if bytes > usable as f64 {
+        let each = particle_bytes(method, n);
+        let fits = ((usable as f64 - pair_table_bytes(method, n)) / each).floor() as u64;
+        return Err(MethodError::TooManyParticles {
+            particles,
+            n,
+            bytes,
+            usable,
+            fits,
+        });
+    }
+    Ok(())
 }
 
 /// Builds trees with `method` on whitened `data`.
@@ -205,7 +256,7 @@ pub fn fit(
     s: &MethodSettings,
     seed: u64,
 ) -> Result<Fit, MethodError> {
-    check_memory(method, data.len())?;
+    check_memory(method, data.len(), s.particles)?;
     if let Some(v) = method.variant() {
         let mut settings = SmcSettings::new(v, s.particles, seed);
         settings.weight_mode = s.weight_mode;

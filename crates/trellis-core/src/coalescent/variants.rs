@@ -642,6 +642,10 @@ pub fn run_smc(
         Vec::new()
     };
     for i in 0..n {
+        // O(n² d) in all: a row at a time between checks.
+        if cancel.is_cancelled() {
+            return Err(SmcRunError::Cancelled);
+        }
         for j in i + 1..n {
             let e = sq_dist(&data[i], &data[j]);
             if e == 0.0 && d >= 2 {

@@ -59,17 +59,30 @@ pub fn compact_numbers(s: &str) -> String {
 }
 
 /// Centre every column and scale it to unit (population) variance; constant columns become 0.
-pub fn standardize(rows: &mut [Vec<f64>]) {
+/// Rows of any form (`Vec<f64>`, or `&mut [f64]` rows of one buffer: the same bits). Stops,
+/// returning false with the columns after the current one untouched, when its computation is
+/// cancelled ([`crate::cancel`], checked per column); true when done.
+pub fn standardize<R: AsRef<[f64]> + AsMut<[f64]>>(rows: &mut [R]) -> bool {
+    let cancel = crate::cancel::Cancel::new();
     let n = rows.len().max(1) as f64;
-    let d = rows.first().map_or(0, Vec::len);
+    let d = rows.first().map_or(0, |r| r.as_ref().len());
     for j in 0..d {
-        let mean = rows.iter().map(|r| r[j]).sum::<f64>() / n;
-        let var = rows.iter().map(|r| (r[j] - mean).powi(2)).sum::<f64>() / n;
+        if cancel.is_cancelled() {
+            return false;
+        }
+        let mean = rows.iter().map(|r| r.as_ref()[j]).sum::<f64>() / n;
+        let var = rows
+            .iter()
+            .map(|r| (r.as_ref()[j] - mean).powi(2))
+            .sum::<f64>()
+            / n;
         let sd = var.sqrt();
         for r in rows.iter_mut() {
+            let r = r.as_mut();
             r[j] = if sd > 0.0 { (r[j] - mean) / sd } else { 0.0 };
         }
     }
+    true
 }
 
 /// Writes `bytes` to `path` atomically and never through a link: a fresh temporary file beside

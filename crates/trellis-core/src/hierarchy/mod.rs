@@ -28,7 +28,7 @@ mod metrics;
 mod newick;
 pub use copies::distinct_rows;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::coalescent::history::HistoryError;
 use crate::pydt::PydtError;

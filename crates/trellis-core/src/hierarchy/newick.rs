@@ -90,7 +90,10 @@ impl Hierarchy {
                         _ => {
                             return Err(bad(
                                 start,
-                                &format!("branch length {word:?} is not a finite number >= 0"),
+                                &format!(
+                                    "branch length {:?} is not a finite number >= 0",
+                                    crate::data::clip(word, 40)
+                                ),
                             ))
                         }
                     }
@@ -127,7 +130,10 @@ impl Hierarchy {
                     let Ok(i) = word.parse::<usize>() else {
                         return Err(bad(
                             start,
-                            &format!("leaf label {word:?} is not an integer 0..n"),
+                            &format!(
+                                "leaf label {:?} is not an integer 0..n",
+                                crate::data::clip(word, 40)
+                            ),
                         ));
                     };
                     nodes.push(Raw {
@@ -247,6 +253,14 @@ mod tests {
             ("((0,1),3);", "leaf label 3 with 3 leaves"),
             ("((0,1));", "one child"),
             ("((0,1),2:-1);", "not a finite number >= 0"),
+            (
+                format!("((0,1),{});", "7".repeat(100_000)).as_str(),
+                "(99960 more characters)",
+            ),
+            (
+                format!("((0,1),2:{});", "x".repeat(100_000)).as_str(),
+                "(99960 more characters)",
+            ),
             ("((0,1),2));", "unbalanced"),
             ("((0,1),2); x", "text after"),
             ("(0,,1);", "empty node"),

@@ -22,7 +22,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// A random binary tree over `0..n` (random pairs of subtrees joined).
-fn random_tree(n: usize, rng: &mut StdRng) -> Tree {
+pub(crate) fn random_tree(n: usize, rng: &mut StdRng) -> Tree {
     let mut parts: Vec<Tree> = (0..n).map(Tree::leaf).collect();
     while parts.len() > 1 {
         let a = parts.swap_remove(rng.random_range(0..parts.len()));

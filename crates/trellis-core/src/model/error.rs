@@ -100,6 +100,9 @@ pub enum ModelError {
         /// The largest `N` a table is built for.
         limit: usize,
     },
+    /// A table's making was cancelled ([`crate::cancel`]) before it ended.
+    #[error("{}", crate::cancel::MESSAGE)]
+    Cancelled,
 }
 
 /// Largest `N` for which [`super::SplitModel::stat_table`] and

@@ -282,9 +282,17 @@ pub(crate) fn subset_table<S: Clone + Default>(
 ) -> Result<Vec<S>, ModelError> {
     let n = leaves.len();
     check_table_size(n)?;
+    // 2^24 subsets take about a second: the table stops when its computation is cancelled.
+    let cancel = crate::cancel::Cancel::new();
+    // Zeroed memory comes untouched from the system; the table is written (its pages first
+    // touched) as it is filled, between the checks.
     let mut p = vec![[0.0; 4]; 1usize << n];
-    let mut table = vec![S::default(); 1usize << n];
+    let mut table = Vec::with_capacity(1usize << n);
+    table.push(S::default());
     for b in 1u64..(1u64 << n) {
+        if b.is_multiple_of(1 << 16) && cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
         let high = 63 - b.leading_zeros() as usize;
         let rest = b & !(1u64 << high);
         let mut q = p[rest as usize];
@@ -292,7 +300,7 @@ pub(crate) fn subset_table<S: Clone + Default>(
             *x += y;
         }
         p[b as usize] = q;
-        table[b as usize] = stat(&q, rest == 0);
+        table.push(stat(&q, rest == 0));
     }
     Ok(table)
 }

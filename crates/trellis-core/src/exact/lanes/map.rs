@@ -59,18 +59,28 @@ pub(crate) fn build(model: &GinkgoModel, isa: Isa, cancel: &Cancel) -> Result<Ma
     }
     let mut blocks: Vec<MapBlock> = Vec::with_capacity(1usize << (n - 3));
     crate::memory::advise_huge_pages(&blocks);
-    blocks.extend(stats.chunks_exact(8).map(|c| MapBlock {
-        mp: [f64::NEG_INFINITY; 8],
-        t: std::array::from_fn(|l| c[l].t),
-        q: std::array::from_fn(|l| c[l].sqrt_t),
-        lt: std::array::from_fn(|l| c[l].log_t),
-    }));
+    // Half a GiB at 24 leaves, first touched here: a batch at a time between checks.
+    for batch in stats.chunks(8 << 16) {
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
+        blocks.extend(batch.chunks_exact(8).map(|c| MapBlock {
+            mp: [f64::NEG_INFINITY; 8],
+            t: std::array::from_fn(|l| c[l].t),
+            q: std::array::from_fn(|l| c[l].sqrt_t),
+            lt: std::array::from_fn(|l| c[l].log_t),
+        }));
+    }
     let mut map_split = vec![0u32; 1usize << n];
     let mut scored = 0u64;
+    // Made once: it reads every subset's statistics (2^24 of them at 24 leaves).
+    let k = Kernel::new(model, &stats, n);
+    if cancel.is_cancelled() {
+        return Err(ExactError::Cancelled);
+    }
     let upper = n - 3;
     for u in 0..=upper {
         let groups = super::groups_of_size(upper, u);
-        let k = Kernel::new(model, &stats, n);
         let done = &blocks;
         let outs: Vec<Option<GroupMap>> = groups
             .par_iter()

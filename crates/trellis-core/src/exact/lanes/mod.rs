@@ -53,6 +53,7 @@ pub(super) struct Block {
 }
 
 /// What the Ginkgo kernel's scalar path needs: the model, every subset's statistics, the jet.
+#[derive(Clone, Copy)]
 pub(super) struct Kernel<'a> {
     pub(super) model: &'a GinkgoModel,
     pub(super) stats: &'a [GinkgoStat],
@@ -410,21 +411,32 @@ pub(super) fn build(
     let n_blocks = 1usize << (n - 3);
     let mut blocks: Vec<Block> = Vec::with_capacity(n_blocks);
     crate::memory::advise_huge_pages(&blocks);
-    blocks.extend(stats.chunks_exact(8).map(|c| Block {
-        lz: [f64::NEG_INFINITY; 8],
-        mp: [f64::NEG_INFINITY; 8],
-        ee: [0.0; 8],
-        cnt: [0; 8],
-        t: std::array::from_fn(|l| c[l].t),
-        q: std::array::from_fn(|l| c[l].sqrt_t),
-    }));
+    // Written (its pages first touched) a batch at a time between checks.
+    for batch in stats.chunks(8 << 16) {
+        if cancel.is_cancelled() {
+            return Err(ExactError::Cancelled);
+        }
+        blocks.extend(batch.chunks_exact(8).map(|c| Block {
+            lz: [f64::NEG_INFINITY; 8],
+            mp: [f64::NEG_INFINITY; 8],
+            ee: [0.0; 8],
+            cnt: [0; 8],
+            t: std::array::from_fn(|l| c[l].t),
+            q: std::array::from_fn(|l| c[l].sqrt_t),
+        }));
+    }
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
     let mut map_split = vec![0u32; 1usize << n];
+    // Made once: it reads every subset's statistics.
+    let kernel = Kernel::new(model, &stats, n);
+    if cancel.is_cancelled() {
+        return Err(ExactError::Cancelled);
+    }
     let upper = n - 3;
     for u in 0..=upper {
         let groups = groups_of_size(upper, u);
         let tables = Tables {
-            k: Kernel::new(model, &stats, n),
+            k: kernel,
             blocks: &blocks,
             cnt_hi: &cnt_hi,
         };

@@ -60,7 +60,7 @@ fn example_lines() -> Vec<String> {
 }
 
 #[test]
-fn h20_a_100_mb_csv_of_5e7_cells_is_refused_while_it_is_read() {
+fn a_100_mb_csv_of_5e7_cells_is_refused_while_it_is_read() {
     // 1,000 columns × 50,000 rows of "1": 5·10^7 cells in 100 MB. The old loader stored every
     // cell as a string first (2.8 GB) and aborted under this 1 GiB cap; now it stops at the row
     // that passes 10^7 values, having held at most those.
@@ -87,7 +87,7 @@ fn h20_a_100_mb_csv_of_5e7_cells_is_refused_while_it_is_read() {
 }
 
 #[test]
-fn h21_the_coalescent_runs_on_points_of_10000_features() {
+fn the_coalescent_runs_on_points_of_10000_features() {
     // 4 points × 10,000 features. MPOST2 and MGREEDY whitened through a dense 10,000 × 10,000 Φ (800 MB) and its Cholesky
     // factorisation: no answer in 400 s. Φ = σ² I now whitens by σ alone.
     let dir = scratch("h21");
@@ -148,7 +148,7 @@ fn h21_the_coalescent_runs_on_points_of_10000_features() {
 }
 
 #[test]
-fn h22_board_instances_and_scaling_n_max_go_through_the_cost_model() {
+fn board_instances_and_scaling_n_max_go_through_the_cost_model() {
     let dir = scratch("h22");
     // 100,000 subsamples of 2,000 USPS images: 3.3 TiB held at once (it grew until killed).
     let cfg = config(
@@ -181,7 +181,7 @@ fn h22_board_instances_and_scaling_n_max_go_through_the_cost_model() {
 }
 
 #[test]
-fn h23_a_10_mb_label_is_clipped_for_drawing() {
+fn a_10_mb_label_is_clipped_for_drawing() {
     // The MAP-tree figure measured and drew all 10 MB of one point's label: 74 s (1.3 s with
     // short labels).
     let dir = scratch("h23");
@@ -206,7 +206,7 @@ fn h23_a_10_mb_label_is_clipped_for_drawing() {
 }
 
 #[test]
-fn h24_an_undefined_metric_is_recorded_and_the_rest_run() {
+fn an_undefined_metric_is_recorded_and_the_rest_run() {
     // One point per class: dendrogram purity and the subtree score are undefined. That aborted
     // the whole cluster; now they are null in board.parquet and everything else is there.
     let dir = scratch("h24");
@@ -246,7 +246,7 @@ fn h24_an_undefined_metric_is_recorded_and_the_rest_run() {
 }
 
 #[test]
-fn h25_an_unbalanced_quote_is_an_error_naming_its_lines() {
+fn an_unbalanced_quote_is_an_error_naming_its_lines() {
     // A quote opened in line 4's label and closed in line 10's joined lines 4 to 10 into one
     // point: 12 points were clustered as 5, exit 0.
     let dir = scratch("h25");
@@ -270,7 +270,7 @@ fn h25_an_unbalanced_quote_is_an_error_naming_its_lines() {
 }
 
 #[test]
-fn h26_distinct_points_scaled_by_1e_300_say_underflow() {
+fn distinct_points_scaled_by_1e_300_say_underflow() {
     // Their squared differences underflow to 0, so standardising made every point 0 and MPOST2
     // called them "identical" (and the other methods clustered zeros).
     let dir = scratch("h26");
@@ -291,7 +291,7 @@ fn h26_distinct_points_scaled_by_1e_300_say_underflow() {
 }
 
 #[test]
-fn h27_a_jet_of_one_leaf_is_clustered() {
+fn a_jet_of_one_leaf_is_clustered() {
     // Average linkage of one leaf gave "a hierarchy needs at least one leaf (n = 0)" for the
     // whole run, naming the instance jet_0000 only. Its one tree is the leaf.
     let dir = scratch("h27");

@@ -110,7 +110,7 @@ fn whole(res: &Path) {
 }
 
 #[test]
-fn g01_a_link_at_the_journal_name_is_refused_never_written_through() {
+fn a_link_at_the_journal_name_is_refused_never_written_through() {
     let dir = scratch("g01");
     let v = victim(&dir);
     let cfg = small_astar(&dir);
@@ -147,7 +147,7 @@ fn g01_a_link_at_the_journal_name_is_refused_never_written_through() {
 }
 
 #[test]
-fn g02_a_link_at_the_lock_name_is_refused_and_creates_nothing() {
+fn a_link_at_the_lock_name_is_refused_and_creates_nothing() {
     let dir = scratch("g02");
     let cfg = small_jets(&dir, false);
     std::fs::create_dir_all(dir.join("results")).unwrap();
@@ -162,7 +162,7 @@ fn g02_a_link_at_the_lock_name_is_refused_and_creates_nothing() {
 }
 
 #[test]
-fn g03_check_and_report_replace_links_at_their_temporary_names() {
+fn check_and_report_replace_links_at_their_temporary_names() {
     let dir = scratch("g03");
     let v = victim(&dir);
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
@@ -235,7 +235,7 @@ fn kill_during_commit(cfg: &Path, step: &str) {
 }
 
 #[test]
-fn g04_a_commit_killed_at_any_step_leaves_one_whole_run() {
+fn a_commit_killed_at_any_step_leaves_one_whole_run() {
     let dir = scratch("g04");
     let res = dir.join("results/small");
     let without = small_jets(&dir, false);
@@ -269,7 +269,7 @@ fn g04_a_commit_killed_at_any_step_leaves_one_whole_run() {
 }
 
 #[test]
-fn g05_check_and_plot_take_the_folders_lock() {
+fn check_and_plot_take_the_folders_lock() {
     let dir = scratch("g05");
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     run_ok(&cfg);
@@ -313,7 +313,7 @@ fn g05_check_and_plot_take_the_folders_lock() {
 }
 
 #[test]
-fn g06_a_million_features_are_refused_at_load_with_the_memory() {
+fn a_million_features_are_refused_at_load_with_the_memory() {
     let dir = scratch("g06");
     let d = 1_000_000;
     let mut text = (1..=d)
@@ -339,7 +339,7 @@ fn g06_a_million_features_are_refused_at_load_with_the_memory() {
 }
 
 #[test]
-fn g07_scaling_repeats_go_through_the_cost_model() {
+fn scaling_repeats_go_through_the_cost_model() {
     let dir = scratch("g07");
     let cfg = repo_config(&dir, "scaling_smoke", |t| {
         t.replace("repeats = 3", "repeats = 1000000000000")
@@ -361,7 +361,7 @@ fn g07_scaling_repeats_go_through_the_cost_model() {
 }
 
 #[test]
-fn g08_exact_limits_beyond_the_machines_memory_are_refused_before_any_output() {
+fn exact_limits_beyond_the_machines_memory_are_refused_before_any_output() {
     let dir = scratch("g08");
     for n in [27, 32] {
         let cfg = repo_config(&dir, "jets_smoke", |t| {
@@ -406,7 +406,7 @@ fn jet_file(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> PathBuf 
 }
 
 #[test]
-fn g09_no_silent_non_finite_result() {
+fn no_silent_non_finite_result() {
     let dir = scratch("g09");
     // score: the plain jet scores; extreme parameters and odd particles are one-line errors.
     let ok = jet_file(&dir, "ok.json", |t| t);
@@ -472,7 +472,7 @@ fn g09_no_silent_non_finite_result() {
 }
 
 #[test]
-fn g10_check_verifies_every_output_against_the_manifest() {
+fn check_verifies_every_output_against_the_manifest() {
     let dir = scratch("g10");
     let cfg = repo_config(&dir, "jets_smoke", |t| t);
     run_ok(&cfg);
@@ -530,7 +530,7 @@ fn g10_check_verifies_every_output_against_the_manifest() {
 }
 
 #[test]
-fn g11_merge_validates_a_forged_shard_json() {
+fn merge_validates_a_forged_shard_json() {
     let dir = scratch("g11");
     let shard = dir.join("s.shard-0-of-2");
     std::fs::create_dir_all(&shard).unwrap();
@@ -558,7 +558,7 @@ fn g11_merge_validates_a_forged_shard_json() {
 }
 
 #[test]
-fn g12_journals_are_bounded_and_a_failed_run_leaves_none() {
+fn journals_are_bounded_and_a_failed_run_leaves_none() {
     let dir = scratch("g12");
     let cfg = small_astar(&dir);
     std::fs::create_dir_all(dir.join("results")).unwrap();
@@ -584,7 +584,7 @@ fn g12_journals_are_bounded_and_a_failed_run_leaves_none() {
 }
 
 #[test]
-fn g13_messages_say_their_cause_once_and_stay_short() {
+fn messages_say_their_cause_once_and_stay_short() {
     let dir = scratch("g13");
     // A non-UTF-8 points file in the board: its cause once.
     std::fs::write(dir.join("bad.csv"), b"a,b\n1,\xff\xfe\n").unwrap();
@@ -629,7 +629,7 @@ fn g13_messages_say_their_cause_once_and_stay_short() {
 }
 
 #[test]
-fn g14_sigint_and_sigterm_remove_the_staging_folder() {
+fn sigint_and_sigterm_remove_the_staging_folder() {
     for sig in ["INT", "TERM"] {
         let dir = scratch(&format!("g14-{sig}"));
         let cfg = small_jets(&dir, true);
