@@ -129,13 +129,30 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     // 1. Truth recovery against N.
     if !with_truth.is_empty() {
         let (mut lines, mut errors) = (Vec::new(), Vec::new());
+        // Each method's points dodged sideways by a few hundredths of a leaf, so that methods
+        // with equal means (the MAP and beam search often are) do not hide each other.
+        let k = methods_but(PMethod::Truth).count() as f64;
         for s in &with_truth {
-            for m in methods_but(PMethod::Truth) {
+            for (j, m) in methods_but(PMethod::Truth).enumerate() {
                 let (pts, se) = by_n(&n, &recovered, |i| &set[i] == s && method[i] == m.name());
+                let dx = 0.3 * (j as f64 - (k - 1.0) / 2.0) / k;
+                let pts = pts.into_iter().map(|(x, y)| (x + dx, y)).collect();
                 lines.push(series(label(s, m, with_truth.len() > 1), pts, false, true));
                 errors.push(se);
             }
         }
+        // How many jets each N's mean is over (the first set with a truth), for the axis label.
+        let jets_per_n: Vec<String> = {
+            let mut per: BTreeMap<u64, usize> = BTreeMap::new();
+            for i in 0..t.height() {
+                if set[i] == with_truth[0] && method[i] == PMethod::Truth.name() {
+                    if let Some(k) = n[i] {
+                        *per.entry(k).or_default() += 1;
+                    }
+                }
+            }
+            per.into_values().map(|c| c.to_string()).collect()
+        };
         // A uniformly random tree's expected recovery (exact per jet, averaged per N).
         let e = results.table("exact")?;
         let (eset, en) = (str_column(&e, "set")?, u64_column(&e, "n_leaves")?);
@@ -153,10 +170,10 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         let chart = LineChart {
             series: lines,
             title: format!(
-                "Truth recovery: share of the shower history's clusters found ({})",
+                "Pythia 8 jets, Ginkgo likelihood: share of the shower history's clusters recovered ({})",
                 with_truth.join(", ")
             ),
-            x_label: "number of leaves N".into(),
+            x_label: format!("number of leaves N (jets per N, from the left: {})", jets_per_n.join(", ")),
             y_label: "truth clusters recovered (mean ± s.e.)".into(),
             log_y: false,
             integer_x: true,
