@@ -20,7 +20,7 @@ script writes; nobody edits run times by hand (tests/harness/shipped_text.rs fai
         program (the load of such a run was not recorded before manifests had it); rewrites
         the generated blocks of the READMEs (between the lines
         <!-- run-times: begin CONFIG... --> and <!-- run-times: end -->; "all" lists every
-        config).
+        config; "table" rewrites the run-time cell, the fourth, of each `| `configs/X.toml` | ...` row).
 
 The release binary must be built (cargo build --release); the machine, the date and the load are
 written beside the times, so a reader can tell how far to trust them.
@@ -261,22 +261,60 @@ def parse_times(path):
 def block_text(times, names):
     """The generated block's body for the configs `names`: one line per config."""
     by = {c["file"]: c for c in times["config"]}
-    m, r = times["machine"], times["run"]
     out = []
     for n in names:
         note = by[n].get("note")
         out.append(f"- `configs/{n}`: {by[n]['time']}" + (f" ({note})" if note else ""))
+    out.append("\n" + machine_line(times))
+    return out
+
+
+def short_time(c):
+    """A config's time for a table's cell, as `trellis-lab list` prints it (RunTimes::short_of)."""
+    if c.get("note"):
+        return f"{c['time']} (earlier run)"
+    if c.get("seconds") is None:
+        return "not measured"
+    return c["time"]
+
+
+def machine_line(times):
+    m, r = times["machine"], times["run"]
     load = r.get("load_average_at_start") or ["?"]
-    out.append(
-        f"\n(Wall times of one measured run, {r['started'][:10]}, on {m['cores']} cores of an {m['cpu_model']} "
+    return (
+        f"(Wall times of one measured run, {r['started'][:10]}, on {m['cores']} cores of an {m['cpu_model']} "
         f"shared with other users' jobs: load average {load[0]} at the start; from experiments/run_times.toml, "
         "written by scripts/run_times.py.)"
     )
+
+
+def table_text(times, body, where):
+    """A table block's body with each `| `configs/X.toml` | ...` row's fourth cell (the run time)
+    and the machine line rewritten; every other line is the README's own."""
+    by = {c["file"]: c for c in times["config"]}
+    out = []
+    for line in body:
+        if line.startswith("| `configs/"):
+            cells = line.split(" | ")
+            name = cells[0][len("| `configs/"):].rstrip("`")
+            if name not in by:
+                sys.exit(f"{where}: {name} in a run-times table is not a shipped config")
+            if len(cells) < 5:
+                sys.exit(f"{where}: the row of {name} has no run-time cell (the fourth)")
+            cells[3] = short_time(by[name])
+            line = " | ".join(cells)
+        elif line.startswith("(Wall times"):
+            line = machine_line(times)
+        out.append(line)
     return out
 
 
 def rewrite_blocks(times):
-    readmes = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "experiments", "*", "README.md")))
+    readmes = (
+        [os.path.join(ROOT, "README.md")]
+        + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+        + sorted(glob.glob(os.path.join(ROOT, "experiments", "*", "README.md")))
+    )
     for path in readmes:
         with open(path) as f:
             lines = f.read().split("\n")
@@ -295,7 +333,11 @@ def rewrite_blocks(times):
                 j += 1
             if j == len(lines):
                 sys.exit(f"{os.path.relpath(path, ROOT)}: a run-times block without its end line `{END}`")
-            new = [lines[i]] + block_text(times, names) + [END]
+            if names == ["table"]:
+                body = table_text(times, lines[i + 1 : j], os.path.relpath(path, ROOT))
+            else:
+                body = block_text(times, names)
+            new = [lines[i]] + body + [END]
             changed |= new != lines[i : j + 1]
             out.extend(new)
             i = j + 1

@@ -70,7 +70,10 @@ enum Command {
         #[arg(long, default_value_t = 1e-6)]
         tolerance: f64,
         /// The source line of each block.
-        #[arg(long, default_value = "our own accepted run")]
+        #[arg(
+            long,
+            default_value = "a reviewed run of this config, accepted as its reference"
+        )]
         source: String,
     },
     /// Write a static HTML report of every results folder: RESULTS_ROOT/index.html and one

@@ -17,12 +17,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements.txt"
 mkdir "$work/a" "$work/b"
-# Run from the empty work folder, so nothing in the caller's folder shadows a module.
+# Run from the empty work folder (the scripts also run from the repository root: test_outputs.py
+# checks that), so nothing in the caller's folder shadows a module.
 cd "$work"
 "$venv/bin/python" "$here/make_jets.py" --out "$work/a"
 "$venv/bin/python" "$here/make_jets.py" --out "$work/b"
 status=0
-for f in pythia_parton.json pythia_hadron.json; do
+for f in pythia_parton.json pythia_hadron.json pythia_parton_500.json; do
   if ! cmp -s "$work/a/$f" "$work/b/$f"; then
     echo "FAIL $f: two runs of make_jets.py differ"
     status=1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Pythia 8 jets in the JSON schema of data/ginkgo_jets (read by trellis-lab and `load_jets`).
 
-e+e- -> Z -> q qbar at 91.2 GeV, initial-state radiation off, one fixed seed per set.
+e+e- -> Z -> q qbar at 91.2 GeV (and, for the larger jets, at 500 GeV), initial-state radiation
+off, one fixed seed per set.
 
 * Parton level (hadronisation off): each event gives two jets, the final partons descending
   (by daughter links) from the quark and from the antiquark of the Z decay. A jet's truth tree
@@ -13,11 +14,16 @@ e+e- -> Z -> q qbar at 91.2 GeV, initial-state radiation off, one fixed seed per
   e+e- kt (Durham) algorithm at the resolution of the shower cut-off, into at most 16 subjets,
   which are the leaves (no truth tree).
 
-Jets of 6 to 16 leaves are kept. Output is deterministic: sorted keys, floats rounded to 12
-significant digits and written by Python's shortest round-trip repr, no timestamps.
+* Larger jets (parton level at 500 GeV): as the parton level, with the same shower and cut-off;
+  jets of 6 to 24 partons are kept (17 to 24 for the exact MAP's larger sizes, 6 to 16 for a
+  fit of lambda by exact evidence on the same events).
 
-    python make_jets.py --out DIR          # writes DIR/pythia_parton.json, DIR/pythia_hadron.json
-    python make_jets.py --stats            # prints the measured numbers quoted in README.md
+Jets of 6 to 16 leaves are kept (6 to 24 in the 500 GeV set). Output is deterministic: sorted
+keys, floats rounded to 12 significant digits and written by Python's shortest round-trip repr,
+no timestamps. Runs from any working directory (see pythia_import.py):
+
+    python data/pythia/make_jets.py --out DIR   # writes DIR/pythia_parton.json, DIR/pythia_hadron.json, DIR/pythia_parton_500.json
+    python data/pythia/make_jets.py --stats     # prints the measured numbers quoted in README.md
 """
 
 from __future__ import annotations
@@ -31,14 +37,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import fastjet
-import fastjet._swig as fjs
-import pythia8mc
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import owned_files  # noqa: E402
+from pythia_import import import_pythia8mc  # noqa: E402
 
-import owned_files
+pythia8mc = import_pythia8mc()
+import fastjet  # noqa: E402
+import fastjet._swig as fjs  # noqa: E402
 
 E_CM = 91.2
-"""Centre-of-mass energy (GeV)."""
+"""Centre-of-mass energy (GeV) of the parton- and hadron-level sets."""
+E_CM_LARGE = 500.0
+"""Centre-of-mass energy (GeV) of the set of larger jets: the same shower and cut-off, more
+phase space for branchings (an event has about twice as many final partons as at the Z pole)."""
 PT_MIN = 0.5
 """The final-state shower's cut-off TimeShower:pTmin (GeV), Pythia's default, set explicitly."""
 T_CUT_PARTON = (2.0 * PT_MIN) ** 2
@@ -54,20 +65,23 @@ LAM_PLACEHOLDER = 1.5
 """Ginkgo's lam and lam_root are not known for Pythia jets: Ginkgo's QCD value is written as a
 placeholder, to be fitted from the data."""
 MIN_LEAVES, MAX_LEAVES = 6, 16
+MAX_LEAVES_LARGE = 24
+"""The 500 GeV set keeps jets of MIN_LEAVES to 24 partons: up to 24, the MAP-only trellis gives
+the exact MAP (about 1.2 GiB of tables at 24)."""
 MAX_SUBJETS = 16
 DIGITS = 12
-PARTON_EVENTS, HADRON_EVENTS = 400, 120
-PARTON_SEED, HADRON_SEED = 1, 2
+PARTON_EVENTS, HADRON_EVENTS, LARGE_EVENTS = 400, 120, 350
+PARTON_SEED, HADRON_SEED, LARGE_SEED = 1, 2, 3
 
 
-def settings(hadron_level: bool, seed: int) -> list[str]:
+def settings(hadron_level: bool, seed: int, e_cm: float = E_CM) -> list[str]:
     """Pythia's settings, in the order they are read."""
     if not 1 <= seed <= 900_000_000:
         raise ValueError(f"seed {seed} is outside 1..=900000000 (Pythia reads 0 as 'from the clock')")
     return [
         "Beams:idA = 11",
         "Beams:idB = -11",
-        f"Beams:eCM = {E_CM}",
+        f"Beams:eCM = {e_cm:g}",
         "PDF:lepton = off",
         "PartonLevel:ISR = off",
         "WeakSingleBoson:ffbar2gmZ = on",
@@ -87,9 +101,9 @@ def settings(hadron_level: bool, seed: int) -> list[str]:
     ]
 
 
-def make_pythia(hadron_level: bool, seed: int) -> pythia8mc.Pythia:
+def make_pythia(hadron_level: bool, seed: int, e_cm: float = E_CM) -> pythia8mc.Pythia:
     py = pythia8mc.Pythia("", False)
-    for s in settings(hadron_level, seed):
+    for s in settings(hadron_level, seed, e_cm):
         if not py.readString(s):
             raise RuntimeError(f"Pythia refused the setting {s!r}; check the pinned pythia8mc version")
     if not py.init():
@@ -306,25 +320,30 @@ def hadron_jets(ev, thrust, event_no: int) -> list[HadronJet]:
 # --- the two sets -------------------------------------------------------------------------
 
 
-def events(hadron_level: bool, seed: int, n_events: int):
+def events(hadron_level: bool, seed: int, n_events: int, e_cm: float = E_CM):
     """(event number, event record) for each of `n_events` generated events; the record is
     Pythia's and is overwritten by the next event."""
-    py = make_pythia(hadron_level, seed)
+    py = make_pythia(hadron_level, seed, e_cm)
     for k in range(n_events):
         if not py.next():
             raise RuntimeError(f"Pythia failed to generate event {k}; check the pinned pythia8mc version")
         yield k, py.event
 
 
-def generate_parton(n_events=PARTON_EVENTS, seed=PARTON_SEED):
-    """(every jet, the kept jets) of the parton-level set."""
+def generate_parton(n_events=PARTON_EVENTS, seed=PARTON_SEED, e_cm=E_CM, max_leaves=MAX_LEAVES):
+    """(every jet, the kept jets) of a parton-level set."""
     every, kept = [], []
-    for k, ev in events(False, seed, n_events):
+    for k, ev in events(False, seed, n_events, e_cm):
         for j in parton_jets(ev, k):
             every.append(j)
-            if MIN_LEAVES <= len(j.leaves) <= MAX_LEAVES:
+            if MIN_LEAVES <= len(j.leaves) <= max_leaves:
                 kept.append(j)
     return every, kept
+
+
+def generate_large(n_events=LARGE_EVENTS, seed=LARGE_SEED):
+    """(every jet, the kept jets) of the 500 GeV parton-level set."""
+    return generate_parton(n_events, seed, E_CM_LARGE, MAX_LEAVES_LARGE)
 
 
 def generate_hadron(n_events=HADRON_EVENTS, seed=HADRON_SEED):
@@ -349,7 +368,7 @@ def per_n(jets) -> str:
 WRITTEN_BY = "written by data/pythia/make_jets.py"
 
 
-def source_text(level: str, seed: int, n_events: int, kept, every) -> str:
+def source_text(level: str, seed: int, n_events: int, kept, every, e_cm=E_CM, max_leaves=MAX_LEAVES) -> str:
     hadron = level == "hadron"
     how = (
         "hadron level: hadronisation on; the visible final particles (neutrinos left out) split into "
@@ -363,13 +382,13 @@ def source_text(level: str, seed: int, n_events: int, kept, every) -> str:
         f"copy is skipped); t_cut = (2 pTmin)^2 = {T_CUT_PARTON} GeV^2"
     )
     return (
-        f"Pythia 8 e+e- -> Z -> q qbar (q = d u s c b) at {E_CM} GeV, ISR off, QCD final-state shower "
+        f"Pythia 8 e+e- -> Z -> q qbar (q = d u s c b) at {e_cm:g} GeV, ISR off, QCD final-state shower "
         f"(pTmin {PT_MIN} GeV, QED showers off); {how}; leaves (E, px, py, pz) in GeV, in decreasing "
         f"energy, rounded to {DIGITS} significant digits; M_hard = the jet's invariant mass; lam = "
         f"lam_root = {LAM_PLACEHOLDER} is a placeholder (Ginkgo's QCD value), not fitted; {n_events} "
-        f"events, seed {seed}, {len(every)} jets, {len(kept)} kept with {MIN_LEAVES}..={MAX_LEAVES} "
+        f"events, seed {seed}, {len(every)} jets, {len(kept)} kept with {MIN_LEAVES}..={max_leaves} "
         f"leaves (N:jets {per_n(kept)}); {WRITTEN_BY} ({versions()}); Pythia "
-        f"settings: {'; '.join(settings(hadron, seed))}"
+        f"settings: {'; '.join(settings(hadron, seed, e_cm))}"
     )
 
 
@@ -395,11 +414,11 @@ def quantiles(xs, ps=(0.5, 0.9, 0.99, 1.0)) -> dict[str, float]:
     return {f"q{p:g}": s[min(len(s) - 1, int(p * len(s)))] for p in ps}
 
 
-def kept_parton_jets_with_records(n_events=PARTON_EVENTS, seed=PARTON_SEED):
+def kept_parton_jets_with_records(n_events=PARTON_EVENTS, seed=PARTON_SEED, e_cm=E_CM, max_leaves=MAX_LEAVES):
     """(kept jet, its event record) pairs, lazily: a record is valid until the next pair."""
-    for k, ev in events(False, seed, n_events):
+    for k, ev in events(False, seed, n_events, e_cm):
         for j in parton_jets(ev, k):
-            if MIN_LEAVES <= len(j.leaves) <= MAX_LEAVES:
+            if MIN_LEAVES <= len(j.leaves) <= max_leaves:
                 yield j, ev
 
 
@@ -429,6 +448,77 @@ def parton_stats(pairs) -> dict:
     }
 
 
+def descendants(ev, i: int) -> set[int]:
+    """Every record reached from record `i` by daughter links (`i` included)."""
+    out, stack = set(), [i]
+    while stack:
+        r = stack.pop()
+        if r not in out:
+            out.add(r)
+            stack.extend(ev[r].daughterList())
+    return out
+
+
+def recoiler_of(ev, node: Node) -> int:
+    """The record that gave its recoil to the branching of `node`: Pythia appends the branching's
+    two daughters and then the recoiler's copy (status 52), whose mother is the recoiler."""
+    d = list(ev[node.record].daughterList())
+    copy = max(d) + 1
+    if abs(ev[copy].status()) != 52 or len(ev[copy].motherList()) != 1:
+        raise ValueError(f"record {copy} after the daughters of {node.record} is not a recoil copy")
+    return ev[copy].motherList()[0]
+
+
+def ancestry_stats(n_events=PARTON_EVENTS, seed=PARTON_SEED, e_cm=E_CM, max_leaves=MAX_LEAVES) -> dict:
+    """What defining jets by ancestry means, over every jet and over the kept jets: how often a
+    branching takes its recoil from the other jet, and how many partons (and how much of their
+    energy) lie on the other jet's side, by two planes: the one normal to the thrust axis of the
+    event's final partons (Pythia's Thrust, oriented along the Z-decay quark for the quark's
+    jet), and the one normal to the jet's own summed momentum."""
+    thrust = pythia8mc.Thrust()
+    counts = {k: [0] * 8 for k in ("every jet", "kept jets")}
+    for k, ev in events(False, seed, n_events, e_cm):
+        quarks = z_decay(ev)
+        own = [descendants(ev, q) for q in quarks]
+        if not thrust.analyze(ev):
+            raise ValueError("Pythia's Thrust analysis failed on a parton-level event")
+        ax = thrust.eventAxis(1)
+        axis = [ax.px(), ax.py(), ax.pz()]
+        if sum(a * b for a, b in zip(axis, vec(ev[quarks[0]])[1:])) < 0:
+            axis = [-a for a in axis]
+        for side, (j, other) in enumerate(zip(parton_jets(ev, k), own[::-1])):
+            keys = ["every jet"] + (["kept jets"] if MIN_LEAVES <= len(j.leaves) <= max_leaves else [])
+            jet_axis = vsum(j.leaves)[1:]
+            sign = 1.0 if side == 0 else -1.0
+            for key in keys:
+                c = counts[key]
+                for node in j.tree.internal():
+                    c[0] += 1
+                    c[1] += recoiler_of(ev, node) in other
+                for r in j.records:
+                    p = vec(ev[r])
+                    by_thrust = sign * sum(a * b for a, b in zip(axis, p[1:])) < 0
+                    by_jet = sum(a * b for a, b in zip(jet_axis, p[1:])) < 0
+                    c[2] += 1
+                    c[3] += by_thrust
+                    c[4] += by_jet
+                    c[5] += p[0]
+                    c[6] += p[0] * by_thrust
+                    c[7] += p[0] * by_jet
+    return {
+        key: {
+            "branchings": c[0],
+            "share of branchings whose recoiler is in the other jet": c[1] / c[0],
+            "partons": c[2],
+            "share of partons in the other jet's thrust hemisphere": c[3] / c[2],
+            "share of the partons' energy in the other jet's thrust hemisphere": c[6] / c[5],
+            "share of partons pointing away from their own jet's momentum": c[4] / c[2],
+            "share of the partons' energy pointing away from their own jet's momentum": c[7] / c[5],
+        }
+        for key, c in counts.items()
+    }
+
+
 def hadron_stats(kept_jets) -> dict:
     min_pair = []
     for j in kept_jets:
@@ -440,17 +530,19 @@ def hadron_stats(kept_jets) -> dict:
     }
 
 
-OUTPUTS = ("pythia_parton.json", "pythia_hadron.json")
+OUTPUTS = ("pythia_parton.json", "pythia_hadron.json", "pythia_parton_500.json")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", help="folder to write pythia_parton.json and pythia_hadron.json into")
+    ap.add_argument("--out", help="folder to write " + ", ".join(OUTPUTS) + " into")
     ap.add_argument("--stats", action="store_true", help="print the measured numbers (speed, momenta)")
     ap.add_argument("--parton-events", type=int, default=PARTON_EVENTS)
     ap.add_argument("--hadron-events", type=int, default=HADRON_EVENTS)
+    ap.add_argument("--large-events", type=int, default=LARGE_EVENTS, help="events of the 500 GeV set")
     ap.add_argument("--parton-seed", type=int, default=PARTON_SEED)
     ap.add_argument("--hadron-seed", type=int, default=HADRON_SEED)
+    ap.add_argument("--large-seed", type=int, default=LARGE_SEED)
     a = ap.parse_args(argv)
     if not a.out and not a.stats:
         ap.error("say --out DIR (write the jets) or --stats (print the measured numbers), or both")
@@ -467,6 +559,8 @@ def main(argv=None) -> int:
     t1 = time.perf_counter()
     h_every, h_kept = generate_hadron(a.hadron_events, a.hadron_seed)
     t2 = time.perf_counter()
+    l_every, l_kept = generate_large(a.large_events, a.large_seed)
+    t3 = time.perf_counter()
     texts = {
         "pythia_parton.json": dataset_text(
             p_kept, source_text("parton", a.parton_seed, a.parton_events, p_kept, p_every)
@@ -474,19 +568,36 @@ def main(argv=None) -> int:
         "pythia_hadron.json": dataset_text(
             h_kept, source_text("hadron", a.hadron_seed, a.hadron_events, h_kept, h_every)
         ),
+        "pythia_parton_500.json": dataset_text(
+            l_kept,
+            source_text("parton", a.large_seed, a.large_events, l_kept, l_every, E_CM_LARGE, MAX_LEAVES_LARGE),
+        ),
     }
     if a.out:
         for name, text in texts.items():
             write(os.path.join(a.out, name), text)
     if a.stats:
+        large = (a.large_events, a.large_seed, E_CM_LARGE, MAX_LEAVES_LARGE)
         stats = {
             "versions": versions(),
             "parton events/s (generation and tree reading)": a.parton_events / (t1 - t0),
             "hadron events/s (generation, thrust and clustering)": a.hadron_events / (t2 - t1),
+            "500 GeV parton events/s (generation and tree reading)": a.large_events / (t3 - t2),
             "parton jets": {"all": len(p_every), "kept": len(p_kept), "kept per N": per_n(p_kept), "all per N": per_n(p_every)},
             "hadron jets": {"all": len(h_every), "kept": len(h_kept), "kept per N": per_n(h_kept), "all per N": per_n(h_every)},
+            "500 GeV parton jets": {
+                "all": len(l_every),
+                "kept": len(l_kept),
+                "kept with 17..=24 partons": sum(17 <= len(j.leaves) <= 24 for j in l_kept),
+                "kept per N": per_n(l_kept),
+                "all per N": per_n(l_every),
+                "mean partons per event": sum(len(j.leaves) for j in l_every) / a.large_events,
+            },
             "bytes": {name: len(text.encode()) for name, text in texts.items()},
             "parton momenta": parton_stats(kept_parton_jets_with_records(a.parton_events, a.parton_seed)),
+            "500 GeV parton momenta": parton_stats(kept_parton_jets_with_records(*large)),
+            "jets by ancestry (parton level)": ancestry_stats(a.parton_events, a.parton_seed),
+            "jets by ancestry (500 GeV)": ancestry_stats(*large),
             "hadron subjets": hadron_stats(h_kept),
         }
         print(json.dumps(stats, indent=1, sort_keys=False))

@@ -4,6 +4,7 @@
 //! messages (`ValueError` for bad input); long computations release the GIL.
 
 mod bayes;
+mod bhc;
 mod clusters;
 mod convert;
 mod cost;
@@ -441,6 +442,8 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kt, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_lambda, m)?)?;
     m.add_function(wrap_pyfunction!(fit::lambda_curve, m)?)?;
+    m.add_class::<bhc::BhcFit>()?;
+    m.add_function(wrap_pyfunction!(bhc::bhc, m)?)?;
     m.add_class::<more::Flat>()?;
     m.add_function(wrap_pyfunction!(more::generate_jets, m)?)?;
     m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;

@@ -1,4 +1,4 @@
-"""Every Python block of the README runs as written, from a folder laid out like the
+"""Every Python block of the README and of docs/python.md runs as written, from a folder laid out like the
 repository (its `data/` and a copy of `configs/`, so that results land in that folder), prints
 what its comments say, and type-checks under `mypy --strict` (SciPy has no type information:
 its imports are the one thing let through)."""
@@ -13,15 +13,26 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
-BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+PAGES = ["README.md", "docs/python.md"]
+BLOCKS = [
+    (page, block)
+    for page in PAGES
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), flags=re.S)
+]
 
-# What the blocks print, as their comments say.
-PRINTED = {0: ["-26.18018 -26.94947 90", "5.936 (35, False) False"]}
+# What the blocks print, as their comments say: (a line the block holds, the lines it prints).
+PRINTED = [
+    ("tl.exact_trellis(jet)", ["-26.18018 -26.94947 90"]),
+    ("tl.fit_lambda(jets[:40])", ["5.936 (35, False) False"]),
+]
 
 
-def test_the_readme_has_its_python_blocks():
-    assert len(BLOCKS) == 2 and "tl.exact_trellis(jet)" in BLOCKS[0] and "tl.run(" in BLOCKS[1]
+def test_the_pages_have_their_python_blocks():
+    pages = [p for p, _ in BLOCKS]
+    assert pages.count("README.md") == 1 and pages.count("docs/python.md") == 2
+    assert any("tl.fit_lambda(" in b for _, b in BLOCKS) and any("tl.run(" in b for _, b in BLOCKS)
+    for marker, _ in PRINTED:
+        assert any(marker in b for _, b in BLOCKS), marker
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +48,19 @@ def folder(tmp_path_factory):
 def test_a_readme_block_runs_as_written(folder, k):
     pytest.importorskip("matplotlib")
     script = folder / f"block_{k}.py"
-    script.write_text(BLOCKS[k])
+    page, block = BLOCKS[k]
+    script.write_text(block)
     exe = os.environ.get("TRELLIS_LAB", str(ROOT / "target" / "release" / "trellis-lab"))
     env = {**os.environ, "TRELLIS_LAB": exe, "MPLBACKEND": "Agg"}
     out = subprocess.run(
         [sys.executable, script.name], cwd=folder, capture_output=True, text=True, env=env,
         timeout=600,
     )
-    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    assert out.returncode == 0, page + ": " + out.stdout + out.stderr[-3000:]
     lines = out.stdout.splitlines()
-    for want in PRINTED.get(k, []):
-        assert want in lines, f"{want!r} not printed:\n{out.stdout}"
+    for marker, wants in PRINTED:
+        for want in wants if marker in block else []:
+            assert want in lines, f"{page}: {want!r} not printed:\n{out.stdout}"
 
 
 def test_the_readme_blocks_type_check_under_mypy_strict(tmp_path):
@@ -56,7 +69,7 @@ def test_the_readme_blocks_type_check_under_mypy_strict(tmp_path):
     config = tmp_path / "mypy.ini"
     config.write_text("[mypy]\nstrict = True\n\n[mypy-scipy.*]\nignore_missing_imports = True\n")
     files = []
-    for k, block in enumerate(BLOCKS):
+    for k, (_, block) in enumerate(BLOCKS):
         f = tmp_path / f"block_{k}.py"
         f.write_text(block)
         files.append(str(f))

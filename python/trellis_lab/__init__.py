@@ -17,6 +17,7 @@ configs run through the `trellis-lab` executable: `read_results`, `run`, `check`
 import collections.abc as _abc
 
 from ._trellis_lab import (
+    BhcFit,
     CancelledError,
     CancelToken,
     Clusters,
@@ -31,6 +32,7 @@ from ._trellis_lab import (
     Trellis,
     average_linkage,
     beam,
+    bhc,
     coalescent,
     exact_trellis,
     fit_lambda,
@@ -54,6 +56,7 @@ from .results import CommandError, Results, check, read_results, run
 _abc.Sequence.register(Clusters)
 
 __all__ = [
+    "BhcFit",
     "CancelledError",
     "CancelToken",
     "Clusters",
@@ -70,6 +73,7 @@ __all__ = [
     "Trellis",
     "average_linkage",
     "beam",
+    "bhc",
     "check",
     "coalescent",
     "exact_trellis",

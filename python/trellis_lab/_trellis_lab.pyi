@@ -429,6 +429,46 @@ def sparse_trellis(
     """The sparse trellis over the clusters of `trees` (default: beam search's final beam)."""
 
 @final
+class BhcFit:
+    """A BHC tree: the tree, log p(D|T), BHC's lower bound on the DPM evidence, every node's r_k
+    and the cut at r_k < 0.5."""
+
+    @property
+    def model(self) -> Literal["gaussian", "bernoulli", "multinomial"]:
+        """The cluster model: "gaussian", "bernoulli" or "multinomial"."""
+    @property
+    def alpha(self) -> float:
+        """The DP concentration alpha."""
+    @property
+    def tree(self) -> Tree:
+        """The tree (leaves 0..n are the rows; internal node n + k is the k-th merge; heights are
+        cluster sizes)."""
+    @property
+    def log_p_tree(self) -> float:
+        """log p(D | T), BHC's marginal likelihood of the tree."""
+    @property
+    def log_lower_bound(self) -> float:
+        """log[Gamma(alpha)/Gamma(N+alpha) f(T)]: BHC's lower bound on the DPM evidence."""
+    @property
+    def r(self) -> npt.NDArray[np.float64]:
+        """r_k = pi_k p(D_k|H1) / p(D_k|T_k) per node id (1 at the leaves)."""
+    @property
+    def cut(self) -> npt.NDArray[np.int64]:
+        """Cluster labels (int64, numbered by lowest row) of the cut the paper recommends: from
+        the root down, a node with r_k >= 0.5 is a cluster."""
+    def coclustering(self) -> npt.NDArray[np.float64]:
+        """P(rows i and j in one cluster) under the posterior over the tree's cuts, (n, n)."""
+
+def bhc(
+    data: npt.ArrayLike,
+    model: Literal["gaussian", "bernoulli", "multinomial"] = "gaussian",
+    *,
+    alpha: SupportsFloat = 1.0,
+    cancel: Optional[CancelToken] = None,
+) -> BhcFit:
+    """Bayesian hierarchical clustering of the rows of `data` under a Dirichlet-process mixture."""
+
+@final
 class CoalescentFit:
     """A coalescent fit: the highest-weight tree, every particle with its weight and, for the SMC
     methods, the estimate of log p(X) and the weight mode that produced it."""

@@ -9,7 +9,7 @@
 //! id = "table1.trellis-beam.mean" # a measure's id
 //! value = 0.4325
 //! tolerance = 0.10                # |ours - value| <= tolerance passes
-//! source = "paper Table 1"        # or "independent brute force", "our own accepted run of <date>"
+//! source = "paper Table 1"        # or "independent brute force", "a reviewed run of this config on <date>, accepted as its reference"
 //! ```
 //!
 //! A measure may be checked against several expectations (the paper's value, loosely; our own

@@ -551,7 +551,8 @@ pub fn plot_results(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The named numbers of the finished run in `dir` as `expected.toml` blocks (an accepted run):
-/// each with tolerance `rel · max(|value|, 1)` and the given source. Review them before adding
+/// each with tolerance `rel · max(|value|, 1)` and the given source, under a comment line
+/// saying what the number is. Review them before adding
 /// them to the kind's `expected.toml`.
 pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
     let results = Results::open(dir)?;
@@ -564,7 +565,8 @@ pub fn accepted_run_toml(dir: &Path, rel: f64, source: &str) -> Result<String> {
             continue;
         }
         out.push_str(&format!(
-            "[[check]]\nconfig = {name:?}\nid = {:?}\nvalue = {:?}\ntolerance = {:e}\nsource = {source:?}\n\n",
+            "# {}\n[[check]]\nconfig = {name:?}\nid = {:?}\nvalue = {:?}\ntolerance = {:e}\nsource = {source:?}\n\n",
+            m.what.replace('\n', " "),
             m.id,
             m.value,
             rel * m.value.abs().max(1.0)

@@ -87,6 +87,14 @@ pub const CONFIGS: &[(&str, &str)] = &[
         include_str!("../../configs/pythia_jets.toml"),
     ),
     (
+        "pythia_jets_large",
+        include_str!("../../configs/pythia_jets_large.toml"),
+    ),
+    (
+        "pythia_jets_large_smoke",
+        include_str!("../../configs/pythia_jets_large_smoke.toml"),
+    ),
+    (
         "pythia_jets_smoke",
         include_str!("../../configs/pythia_jets_smoke.toml"),
     ),

@@ -185,7 +185,7 @@ fn check_on_a_changed_shipped_config_names_the_skipped_reference_numbers() {
         .unwrap());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        !text.contains("note:") && text.contains("our own accepted run"),
+        !text.contains("note:") && text.contains("accepted as its reference"),
         "{text}"
     );
 }

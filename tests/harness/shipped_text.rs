@@ -121,6 +121,7 @@ fn shipped_text_names_nothing_a_reader_cannot_follow() {
     shipped.extend(files(&r.join("experiments"), &[".md", ".toml"]));
     shipped.extend(files(&r.join("configs"), &[".toml"]));
     shipped.extend(files(&r.join("data"), &["README.md"]));
+    shipped.extend(files(&r.join("docs"), &[".md"]));
     shipped.extend(files(&r.join("src"), &["expected.toml"]));
     assert!(shipped.len() > 30, "{shipped:?}");
     let mut found = Vec::new();
@@ -162,10 +163,15 @@ fn the_checks_find_what_they_look_for() {
     assert_eq!(problems("t", "within the issue's 10 minutes").len(), 1);
 }
 
-/// The READMEs a reader gets: the top-level one and every experiment's.
+/// The READMEs a reader gets: the top-level one, the pages of `docs/` and every experiment's.
 fn readmes() -> Vec<PathBuf> {
     let r = root();
     let mut out = vec![r.join("README.md")];
+    out.extend(
+        files(&r.join("docs"), &[".md"])
+            .into_iter()
+            .filter(|p| p.parent() == Some(r.join("docs").as_path())),
+    );
     out.extend(
         files(&r.join("experiments"), &["README.md"])
             .into_iter()
@@ -374,6 +380,7 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
     let stems = config_stems();
     let mut found = Vec::new();
     let mut blocks = 0;
+    let mut tabled: Vec<String> = Vec::new();
     for p in readmes() {
         let name = p.strip_prefix(&r).unwrap().display().to_string();
         let text = std::fs::read_to_string(&p).unwrap();
@@ -387,6 +394,9 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
                     .collect();
                 if files == ["all"] {
                     files = stems.iter().map(|s| format!("{s}.toml")).collect();
+                }
+                if files == ["table"] {
+                    files = vec!["table".into()];
                 }
                 assert!(
                     !files.is_empty(),
@@ -406,6 +416,32 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
                 continue;
             }
             match &inside {
+                Some(files) if files == &["table"] => {
+                    // "| `configs/x.toml` | item | ours | <time> | details |": the fourth cell
+                    // is the file's short time, as `list` prints it.
+                    if let Some(rest) = line.strip_prefix("| `configs/") {
+                        let cells: Vec<&str> = rest.split(" | ").collect();
+                        let file = cells[0].trim_end_matches('`');
+                        assert!(
+                            cells.len() >= 5,
+                            "{name}:{}: the row of {file} has no run-time cell",
+                            i + 1
+                        );
+                        assert_eq!(
+                            Some(cells[3].to_string()),
+                            times.short_of(file),
+                            "{name}:{}: the table disagrees with experiments/run_times.toml for {file}: run scripts/run_times.py write",
+                            i + 1
+                        );
+                        tabled.push(file.to_string());
+                    } else if line.starts_with("(Wall times") {
+                        assert!(
+                            line.contains(&times.machine.cpu_model)
+                                && line.contains(&times.run.started[..10]),
+                            "{name}: the table's machine line is not the file's: run scripts/run_times.py write"
+                        );
+                    }
+                }
                 Some(files) => {
                     // "- `configs/x.toml`: <time>" for each listed config, as the file says.
                     if let Some(rest) = line.strip_prefix("- `configs/") {
@@ -440,6 +476,9 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
         let text = std::fs::read_to_string(&p).unwrap();
         for line in text.lines().filter(|l| l.starts_with(BLOCK_BEGIN)) {
             let listed = line[BLOCK_BEGIN.len()..].trim_end_matches("-->");
+            if listed.trim() == "table" {
+                continue;
+            }
             let files: Vec<String> = if listed.trim() == "all" {
                 stems.iter().map(|s| format!("{s}.toml")).collect()
             } else {
@@ -455,6 +494,14 @@ fn run_times_are_generated_from_one_measured_run_not_written_by_hand() {
         }
     }
     assert!(blocks >= 5, "only {blocks} run-time blocks");
+    // The README's table has a row for every config that is not a smoke version.
+    for stem in stems.iter().filter(|s| !s.ends_with("_smoke")) {
+        let f = format!("{stem}.toml");
+        assert!(
+            tabled.contains(&f),
+            "README.md's table has no row for configs/{f}"
+        );
+    }
     // The configs' comments: the "# long-running" line states no time, and no line states the
     // config's own run time (times per N, per jet or per method are fine).
     for stem in &stems {
@@ -519,4 +566,50 @@ fn the_run_time_scan_finds_what_it_looks_for() {
     assert!(starts_with_duration("12 min"));
     assert!(!starts_with_duration("12 samples"));
     assert!(!starts_with_duration("5 seeds"));
+}
+
+#[test]
+fn the_readme_stays_short_and_names_the_two_commands() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines: the reference belongs in docs/ (README.md is read in ten minutes)"
+    );
+    for want in [
+        "cargo run --release -- run configs/jets.toml",
+        "cargo test --release",
+    ] {
+        assert!(text.contains(want), "README.md does not name {want:?}");
+    }
+    // Every page of docs/ the README links to exists, and every page of docs/ is linked from
+    // the README or from another page of docs/.
+    let docs = root().join("docs");
+    let pages: Vec<PathBuf> = files(&docs, &[".md"])
+        .into_iter()
+        .filter(|p| p.parent() == Some(docs.as_path()))
+        .collect();
+    for page in &pages {
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        let linked = text.contains(&format!("(docs/{name}"))
+            || pages.iter().filter(|o| *o != page).any(|o| {
+                std::fs::read_to_string(o)
+                    .unwrap()
+                    .contains(&format!("]({name}"))
+            });
+        assert!(
+            linked,
+            "docs/{name} is linked from neither README.md nor docs/"
+        );
+    }
+    for (k, _) in text.match_indices("](docs/") {
+        let target: String = text[k + 2..]
+            .chars()
+            .take_while(|c| *c != ')' && *c != '#')
+            .collect();
+        assert!(
+            root().join(&target).exists(),
+            "README.md links {target}, which does not exist"
+        );
+    }
 }

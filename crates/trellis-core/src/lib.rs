@@ -17,6 +17,8 @@
 //! - [`exact`]: the full trellis (log Z, MAP, counts, entropy), posterior sampling, cluster and
 //!   sub-hierarchy marginals, the sparse trellis. [`search`]: greedy, beam search, average linkage.
 //! - [`metrics`]: dendrogram purity.
+//! - [`bhc`]: Bayesian hierarchical clustering and Bayesian rose trees with conjugate models,
+//!   beside the exact DPM evidence and the best tree under BHC's objective.
 //! - [`data`]: the Ginkgo generator and jet files, graphs, pam50, points and similarity tables.
 //! - [`flat`]: the flat cluster trellis; [`hierarchy`]: `Hierarchy`, any tree with heights;
 //!   [`coalescent`]: Kingman-coalescent SMC and greedy; [`pydt`]: Pitman-Yor diffusion trees.
@@ -44,6 +46,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bhc;
 pub mod cancel;
 pub mod coalescent;
 pub mod data;

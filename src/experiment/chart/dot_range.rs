@@ -24,6 +24,9 @@ pub struct DotRangeRow {
     /// Values as `(series index, value)`, each drawn as the series' marker;
     /// non-finite values are skipped.
     pub points: Vec<(usize, f64)>,
+    /// Error bars as `(series index, half-length)`: a whisker from value − e to value + e
+    /// through the series' marker (e.g. ± one standard error); empty for none.
+    pub errors: Vec<(usize, f64)>,
 }
 
 /// Horizontal rows of values against a common x axis, each row with an
@@ -338,6 +341,16 @@ impl DotRangeChart {
                 } else {
                     cy + (s as f64 - (n_series as f64 - 1.0) / 2.0) * nudge
                 };
+                // The series' error bar first, under its marker, clipped to the plot.
+                let half = row.errors.iter().find(|e| e.0 == s).map_or(0.0, |e| e.1);
+                if half.is_finite() && half > 0.0 {
+                    let (xa, xb) = (x_of(v - half).max(px0), x_of(v + half).min(px1));
+                    let tick = (0.6 * r).max(2.0);
+                    line(area, (xa, y), (xb, y), color.stroke_width(2))?;
+                    for x in [xa, xb] {
+                        line(area, (x, y - tick), (x, y + tick), color.stroke_width(2))?;
+                    }
+                }
                 if !matches!(marker, Marker::Cross | Marker::Plus) {
                     draw_marker(area, marker, (x_of(v), y), r + 1.5, WHITE.to_rgba())?;
                 }
@@ -383,6 +396,7 @@ mod tests {
                 DotRangeRow {
                     label: s.to_string(),
                     range: Some((lo, hi)),
+                    errors: Vec::new(),
                     points: vec![
                         (0, hi - 0.02 * (i % 3) as f64),
                         (1, lo + (hi - lo) * (0.6 + 0.3 * (x * 0.7).cos())),
@@ -461,11 +475,13 @@ mod tests {
                     label: "nan".into(),
                     range: Some((f64::NAN, 1.0)),
                     points: vec![(7, f64::NAN), (0, f64::INFINITY)],
+                    errors: vec![(7, 1.0), (0, f64::NAN)],
                 },
                 DotRangeRow {
                     label: "reversed".into(),
                     range: Some((3.0, -1.0)),
                     points: vec![(1, 2.0), (0, 50.0)],
+                    errors: vec![(1, 0.5)],
                 },
             ],
             x_range: Some((1.0, 1.0)),

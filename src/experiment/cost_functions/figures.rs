@@ -29,6 +29,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     let row = |i: usize, label: String| -> Result<DotRangeRow> {
         Ok(DotRangeRow {
             label,
+            errors: Vec::new(),
             range: Some((get(&lo, i)?, get(&hi, i)?)),
             // The mean first, so the MAP trees' dots are drawn over it where they meet.
             points: vec![

@@ -95,6 +95,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             let mut points: Vec<(usize, f64)> = v.iter().map(|&x| (0, x)).collect();
             points.push((1, mean));
             rows.push(DotRangeRow {
+                errors: Vec::new(),
                 label: format!("{fam} ({}), {method}", v.len()),
                 range: Some((lo, hi)),
                 points,

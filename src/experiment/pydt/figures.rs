@@ -481,6 +481,7 @@ fn density(results: &Results, s_cfg: &PydtSection, name: &str, out: &Path) -> Re
                         .filter_map(|i| Some((1, col[i]?))),
                 );
                 DotRangeRow {
+                    errors: Vec::new(),
                     label: model_words(s_cfg, m),
                     range: ms.map(|(mu, sd)| (mu - sd, mu + sd)),
                     points,

@@ -12,6 +12,11 @@
 //!   one leaf. *Lund fraction*: the share of the truth's primary emissions (leaf sets) that the
 //!   method's primary sequence also emits, anywhere in it; *Lund agrees*: the two sequences are
 //!   equal, step for step.
+//! - **By cluster size**: the same count within the truth's clusters of 2 leaves, of 3 or 4, and
+//!   of 5 or more ([`SIZE_CLASSES`]); pooled over jets these give the share of each size class
+//!   recovered.
+//! - **Energy-weighted**: each truth cluster weighted by its energy (the sum of its leaves'),
+//!   the recovered weight over the whole: hard clusters count more than soft ones.
 //! - **A uniformly random tree** recovers, in expectation, the mean over the truth's non-trivial
 //!   clusters C of T(|C|)·T(N − |C| + 1)/T(N), with T(m) = (2m − 3)!! the number of trees over m
 //!   leaves: the trees holding C are a tree over C times a tree over the rest with C as one leaf.
@@ -19,6 +24,18 @@
 use crate::subset::Subset;
 use crate::tree::{Node, Tree};
 use std::collections::BTreeSet;
+
+/// The size classes of truth clusters: (name, smallest, largest number of leaves).
+pub const SIZE_CLASSES: [(&str, usize, usize); 3] =
+    [("2", 2, 2), ("3_4", 3, 4), ("5_up", 5, usize::MAX)];
+
+/// The index in [`SIZE_CLASSES`] of a cluster of `k` leaves (k ≥ 2).
+pub fn size_class(k: usize) -> usize {
+    SIZE_CLASSES
+        .iter()
+        .position(|&(_, lo, hi)| (lo..=hi).contains(&k))
+        .unwrap_or(0)
+}
 
 /// How a tree compares with the truth tree over the same leaves.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,6 +56,12 @@ pub struct Comparison {
     pub lund_shared: usize,
     /// Whether the two primary sequences are equal.
     pub lund_agrees: bool,
+    /// Per [`SIZE_CLASSES`]: (truth clusters of that size, those the method's tree has).
+    pub by_size: [(usize, usize); 3],
+    /// The summed energy of the truth's non-trivial clusters.
+    pub truth_energy: f64,
+    /// The summed energy of those the method's tree has.
+    pub shared_energy: f64,
 }
 
 impl Comparison {
@@ -114,6 +137,19 @@ pub fn compare(method: &Tree, truth: &Tree, energy: &[f64]) -> Comparison {
         primary_emissions(truth, energy),
     );
     let in_method: BTreeSet<Subset> = pm.iter().copied().collect();
+    let e = |c: &Subset| -> f64 { c.iter().map(|i| energy.get(i).copied().unwrap_or(0.0)).sum() };
+    let mut by_size = [(0, 0); 3];
+    let (mut truth_energy, mut shared_energy) = (0.0, 0.0);
+    for c in &ct {
+        let k = size_class(c.len());
+        let found = cm.contains(c);
+        by_size[k].0 += 1;
+        by_size[k].1 += usize::from(found);
+        truth_energy += e(c);
+        if found {
+            shared_energy += e(c);
+        }
+    }
     Comparison {
         truth_clusters: ct.len(),
         shared_clusters: shared,
@@ -123,6 +159,9 @@ pub fn compare(method: &Tree, truth: &Tree, energy: &[f64]) -> Comparison {
         lund_truth: pt.len(),
         lund_shared: pt.iter().filter(|s| in_method.contains(s)).count(),
         lund_agrees: pm == pt,
+        by_size,
+        truth_energy,
+        shared_energy,
     }
 }
 
@@ -149,6 +188,10 @@ mod tests {
         assert_eq!(c.recovered, Some(2.0 / 3.0));
         assert_eq!((c.rf, c.rf_max), (2, 6));
         assert_eq!(robinson_foulds(&method, &truth), robinson_foulds(&truth, &method));
+        // By size: {0,1} and {3,4} (2 leaves) both found, {2,3,4} (3 leaves) not; by energy
+        // 9 + 3 of 9 + 3 + 6.
+        assert_eq!(c.by_size, [(2, 2), (1, 0), (0, 0)]);
+        assert_eq!((c.truth_energy, c.shared_energy), (18.0, 12.0));
         // The same tree: everything recovered, distance 0, the same primary sequence.
         let same = compare(&truth, &truth, &[5.0, 4.0, 3.0, 2.0, 1.0]);
         assert_eq!((same.recovered, same.rf, same.lund_agrees), (Some(1.0), 0, true));
@@ -203,7 +246,9 @@ mod tests {
     }
 
     /// Every pair of trees over 5 leaves: RF is symmetric, within [0, 2(N − 2)], zero exactly
-    /// for equal trees, a metric (triangle inequality), and 2(N − 2)(1 − recovered).
+    /// for equal trees, a metric (triangle inequality), and 2(N − 2)(1 − recovered); the size
+    /// classes split the clusters, and the recovered energy is all of it exactly when every
+    /// cluster is recovered.
     #[test]
     fn rf_is_a_bounded_metric_on_every_pair_of_small_trees() {
         let all = Tree::enumerate_all(Subset::full(5)).unwrap();
@@ -218,6 +263,12 @@ mod tests {
                 let r = c.recovered.unwrap();
                 assert!((c.rf_normalised().unwrap() - (1.0 - r)).abs() < 1e-12);
                 assert!(c.lund_shared <= c.lund_truth);
+                // The size classes split the truth's clusters, and the energies are sums.
+                let (t, sh): (usize, usize) =
+                    c.by_size.iter().fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+                assert_eq!((t, sh), (c.truth_clusters, c.shared_clusters));
+                assert!(c.shared_energy <= c.truth_energy);
+                assert_eq!(c.shared_energy == c.truth_energy, r == 1.0);
                 for m in all.iter().step_by(17) {
                     assert!(c.rf <= robinson_foulds(a, m) + robinson_foulds(m, b));
                 }

@@ -1,8 +1,10 @@
 //! The figures, drawn from the tables and the config alone: `truth_recovery`, `truth_rank`,
-//! `lambda_scan` and `gap_to_map` (PNG and SVG).
+//! `lambda_scan`, `gap_to_map` and the recovery by cluster size ([`super::figures_size`])
+//! (PNG and SVG).
 
 use super::measures::sets_of;
-use super::score::{mean_se, PMethod};
+use super::pmethod::PMethod;
+use super::summary::mean_se;
 use super::PythiaJetsConfig;
 use crate::experiment::chart::{save_chart, BarChart, BarSeries, LineChart, LineOptions, LineSeries};
 use crate::experiment::kind::{Caption, Results};
@@ -16,9 +18,33 @@ use std::path::Path;
 /// points left out.
 const SCAN_FLOOR: f64 = 20.0;
 
-/// Every method but `skip`, in chart order.
+/// The methods the line charts draw against N, in chart order: the model's three, the kt
+/// family as physicists run it, and the two orderings with the veto (the strongest physics
+/// baselines on these jets); `by_n.parquet` has every method.
+pub const LINE_METHODS: [PMethod; 8] = [
+    PMethod::Trellis,
+    PMethod::Beam,
+    PMethod::Greedy,
+    PMethod::Kt,
+    PMethod::CambridgeAachen,
+    PMethod::AntiKt,
+    PMethod::MassOrderingVeto,
+    PMethod::PtOrderingVeto,
+];
+
+/// The methods the gap figure draws: the two searches of the likelihood and the physics
+/// baselines given the model's t_cut (the others' trees are mostly forbidden: no finite gap).
+pub const GAP_METHODS: [PMethod; 5] = [
+    PMethod::Beam,
+    PMethod::Greedy,
+    PMethod::CambridgeAachenVeto,
+    PMethod::MassOrderingVeto,
+    PMethod::PtOrderingVeto,
+];
+
+/// The methods of [`LINE_METHODS`] but `skip`, in chart order.
 fn methods_but(skip: PMethod) -> impl Iterator<Item = PMethod> {
-    PMethod::ALL.into_iter().filter(move |m| *m != skip)
+    LINE_METHODS.into_iter().filter(move |m| *m != skip)
 }
 
 /// Saves a line chart against N with error bars, x ticks at the sizes `ns`.
@@ -103,13 +129,30 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     // 1. Truth recovery against N.
     if !with_truth.is_empty() {
         let (mut lines, mut errors) = (Vec::new(), Vec::new());
+        // Each method's points dodged sideways by a few hundredths of a leaf, so that methods
+        // with equal means (the MAP and beam search often are) do not hide each other.
+        let k = methods_but(PMethod::Truth).count() as f64;
         for s in &with_truth {
-            for m in methods_but(PMethod::Truth) {
+            for (j, m) in methods_but(PMethod::Truth).enumerate() {
                 let (pts, se) = by_n(&n, &recovered, |i| &set[i] == s && method[i] == m.name());
+                let dx = 0.3 * (j as f64 - (k - 1.0) / 2.0) / k;
+                let pts = pts.into_iter().map(|(x, y)| (x + dx, y)).collect();
                 lines.push(series(label(s, m, with_truth.len() > 1), pts, false, true));
                 errors.push(se);
             }
         }
+        // How many jets each N's mean is over (the first set with a truth), for the axis label.
+        let jets_per_n: Vec<String> = {
+            let mut per: BTreeMap<u64, usize> = BTreeMap::new();
+            for i in 0..t.height() {
+                if set[i] == with_truth[0] && method[i] == PMethod::Truth.name() {
+                    if let Some(k) = n[i] {
+                        *per.entry(k).or_default() += 1;
+                    }
+                }
+            }
+            per.into_values().map(|c| c.to_string()).collect()
+        };
         // A uniformly random tree's expected recovery (exact per jet, averaged per N).
         let e = results.table("exact")?;
         let (eset, en) = (str_column(&e, "set")?, u64_column(&e, "n_leaves")?);
@@ -127,10 +170,10 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         let chart = LineChart {
             series: lines,
             title: format!(
-                "Truth recovery: share of the shower history's clusters found ({})",
+                "Pythia 8 jets, Ginkgo likelihood: share of the shower history's clusters recovered ({})",
                 with_truth.join(", ")
             ),
-            x_label: "number of leaves N".into(),
+            x_label: format!("number of leaves N (jets per N, from the left: {})", jets_per_n.join(", ")),
             y_label: "truth clusters recovered (mean ± s.e.)".into(),
             log_y: false,
             integer_x: true,
@@ -138,16 +181,19 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         save_by_n(out, "truth_recovery", chart, errors, &ns)?;
     }
 
-    // 2. The truth tree's posterior rank.
+    // 2. The truth tree's posterior rank (jets of the full trellis).
     let e = results.table("exact")?;
     let has = u64_column(&e, "has_truth")?;
+    let full = u64_column(&e, "full_trellis")?;
     let (forbidden, capped) = (
         u64_column(&e, "truth_forbidden")?,
         u64_column(&e, "truth_rank_capped")?,
     );
     let log10 = f64_column(&e, "truth_log10_rank")?;
     if !with_truth.is_empty() {
-        let rows: Vec<usize> = (0..e.height()).filter(|&i| has[i] == Some(1)).collect();
+        let rows: Vec<usize> = (0..e.height())
+            .filter(|&i| has[i] == Some(1) && full[i] == Some(1))
+            .collect();
         let decade = |i: usize| log10[i].map(|l| (l + 1e-9).floor() as i64);
         let top = rows.iter().filter_map(|&i| decade(i)).max().unwrap_or(0);
         let categories: Vec<i64> = (0..=top).collect();
@@ -271,7 +317,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
     // 4. The gap to the MAP against N.
     let (mut lines, mut errors) = (Vec::new(), Vec::new());
     for (k, s) in sets.iter().enumerate() {
-        for m in methods_but(PMethod::Trellis) {
+        for m in GAP_METHODS {
             let (pts, se) = by_n(&n, &gap, |i| &set[i] == s && method[i] == m.name());
             if pts.is_empty() {
                 continue;
@@ -288,18 +334,24 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
         log_y: false,
         integer_x: true,
     };
-    save_by_n(out, "gap_to_map", chart, errors, &ns)
+    save_by_n(out, "gap_to_map", chart, errors, &ns)?;
+
+    // 5. Recovery by cluster size.
+    super::figures_size::draw(results, out, &cfg)
 }
 
 /// The caption and alternative text of figure `<stem>.png`.
 pub fn caption(stem: &str) -> Option<Caption> {
+    if let Some(c) = super::figures_size::caption(stem) {
+        return Some(c);
+    }
     match stem {
         "truth_recovery" => Some(Caption::new(
-            "How much of the generator's shower history each method recovers: the mean share of the truth tree's non-trivial clusters (internal nodes but the root) that the method's tree also has, ± one standard error, per number of leaves; the exact MAP of the Ginkgo likelihood at the chosen λ against beam search, greedy and the kt family (e+e− form unless the config says otherwise); the dashed line is what a tree drawn uniformly at random recovers in expectation (exact per jet).",
+            "How much of the generator's shower history each method recovers: the mean share of the truth tree's non-trivial clusters (internal nodes but the root) that the method's tree also has, ± one standard error, per number of leaves; the exact MAP of the Ginkgo likelihood at the chosen λ against beam search, greedy, the kt family as physicists run it (e+e− form unless the config says otherwise) and the two orderings given the model's t_cut (invariant mass, and Pythia's p⊥ evolution variable z(1−z)m²); by_n.parquet has every method; the dashed line is what a tree drawn uniformly at random recovers in expectation (exact per jet).",
             "Lines with error bars of the mean share of truth clusters recovered against the number of leaves, one per method.",
         )),
         "truth_rank" => Some(Caption::new(
-            "Where the truth tree ranks among all (2N − 3)!! trees of its jet by exact posterior probability (rank 1 is the MAP), in decades; ranks whose count stopped at the cap are lower bounds, drawn in their own colour; truth trees with a cluster below t_cut have likelihood 0 and no rank, and their number is given in the title and the legend.",
+            "Where the truth tree ranks among all (2N − 3)!! trees of its jet by exact posterior probability (rank 1 is the MAP), in decades, over the jets of the full trellis; ranks whose count stopped at the cap are lower bounds, drawn in their own colour; truth trees with a cluster below t_cut have likelihood 0 and no rank, and their number is given in the title and the legend.",
             "Bars counting truth trees per decade of their posterior rank, with capped ranks and forbidden truth trees named.",
         )),
         "lambda_scan" => Some(Caption::new(
@@ -307,7 +359,7 @@ pub fn caption(stem: &str) -> Option<Caption> {
             "Curves of the summed log evidence and summed truth log-likelihood against log10 lambda, each relative to its maximum, with markers at the fitted values.",
         )),
         "gap_to_map" => Some(Caption::new(
-            "How far below the exact MAP each method's tree scores under the Ginkgo likelihood at the chosen λ: the mean of MAP − method over the jets where the method's tree is allowed (a tree with a cluster below t_cut is forbidden and left out; summary.parquet gives the share), ± one standard error, per number of leaves.",
+            "How far below the exact MAP each method's tree scores under the Ginkgo likelihood at the chosen λ: the mean of MAP − method over the jets where the method's tree is allowed (a tree with a cluster below t_cut is forbidden and left out; summary.parquet gives the share), ± one standard error, per number of leaves; beam search, greedy and the physics baselines given the model's t_cut (the others' trees are mostly forbidden; by_n.parquet has every method).",
             "Lines with error bars of the mean log-likelihood gap to the exact MAP against the number of leaves, one per method and set.",
         )),
         _ => None,

@@ -8,7 +8,13 @@
 //!   ranked truth trees, a capped rank counted at its lower bound; the mean posterior over every
 //!   truth tree, a forbidden one counted as 0);
 //! - `summary.<set>.<all|n_ge_K>.<method>.<metric>` from `summary.parquet` (its mean), for the
-//!   metrics of [`CHECKED`].
+//!   metrics of [`CHECKED`], and `....<metric>_se` (its standard error) for those of
+//!   [`with_se`];
+//! - `best.<set>.<all|n_ge_K>.<veto|kt_family|any>.*` ([`super::measures_best`]): the strongest
+//!   physics baseline given the model's t_cut (`veto`), of the kt family as physicists run it
+//!   (`kt_family`), and of all (`any`), by mean truth recovery, with the MAP's paired
+//!   differences from it;
+//! - `holdout.<set>.<scheme>.*` and `by_n.<set>.n<N>.*` ([`super::measures_best`]).
 
 use crate::experiment::check::Measure;
 use crate::experiment::kind::Results;
@@ -18,14 +24,80 @@ use anyhow::Result;
 /// The metrics of `summary.parquet` that are measures (the others follow from them: RF / its
 /// maximum is 1 − truth recovered for full binary trees, a property `check` verifies; or they are
 /// read off the jets table).
-pub const CHECKED: [&str; 6] = [
+pub const CHECKED: [&str; 20] = [
     "truth_recovered",
     "lund_fraction",
     "lund_agrees",
     "gap_to_map",
     "forbidden",
     "map_better_recovery",
+    "map_tie_recovery",
+    "map_worse_recovery",
+    "recovered_pooled",
+    "recovered_pooled_2",
+    "recovered_pooled_3_4",
+    "recovered_pooled_5_up",
+    "recovered_energy",
+    "map_minus_recovered",
+    "map_minus_pooled",
+    "map_minus_pooled_2",
+    "map_minus_pooled_3_4",
+    "map_minus_pooled_5_up",
+    "map_minus_energy",
+    "map_minus_lund",
 ];
+
+/// Whether the standard error of a metric of [`CHECKED`] is a measure too: the MAP's paired
+/// differences, the mean and the pooled recovery.
+pub fn with_se(metric: &str) -> bool {
+    metric.starts_with("map_minus") || matches!(metric, "truth_recovered" | "recovered_pooled")
+}
+
+/// One row of `summary.parquet`.
+#[derive(Clone, Copy, Debug)]
+pub struct SummaryValue {
+    /// Its mean (or pooled ratio).
+    pub mean: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// Its jets.
+    pub jets: Option<u64>,
+}
+
+/// `summary.parquet` as (set, leaf range, method, metric) → its value.
+pub type Summary = std::collections::BTreeMap<(String, String, String, String), SummaryValue>;
+
+/// `summary.parquet` read as a [`Summary`].
+pub fn summary(results: &Results) -> Result<Summary> {
+    let t = results.table("summary")?;
+    let (set, leaves, method, metric) = (
+        str_column(&t, "set")?,
+        str_column(&t, "leaves")?,
+        str_column(&t, "method")?,
+        str_column(&t, "metric")?,
+    );
+    let (mean, se, jets) = (
+        f64_column(&t, "mean")?,
+        f64_column(&t, "se")?,
+        u64_column(&t, "jets")?,
+    );
+    Ok((0..t.height())
+        .map(|i| {
+            let key = (
+                set[i].clone(),
+                leaves[i].clone(),
+                method[i].clone(),
+                metric[i].clone(),
+            );
+            let value = SummaryValue {
+                mean: mean[i].unwrap_or(f64::NAN),
+                se: se[i].unwrap_or(f64::NAN),
+                jets: jets[i],
+            };
+            (key, value)
+        })
+        .collect())
+}
 
 /// The set names of a table's `set` column, in first-seen order.
 pub fn sets_of(set: &[String]) -> Vec<String> {
@@ -160,29 +232,61 @@ pub fn measures(results: &Results) -> Result<Vec<Measure>> {
         }
     }
 
-    let t = results.table("summary")?;
-    let (set, leaves, method, metric) = (
-        str_column(&t, "set")?,
-        str_column(&t, "leaves")?,
-        str_column(&t, "method")?,
-        str_column(&t, "metric")?,
-    );
-    let mean = f64_column(&t, "mean")?;
-    for i in (0..t.height()).filter(|&i| CHECKED.contains(&metric[i].as_str())) {
-        out.push(Measure::new(
-            format!(
-                "summary.{}.{}.{}.{}",
-                set[i],
-                range_id(&leaves[i]),
-                method[i],
-                metric[i]
-            ),
-            format!(
-                "set {}, {} leaves, {}: mean {}",
-                set[i], leaves[i], method[i], metric[i]
-            ),
-            mean[i].unwrap_or(f64::NAN),
-        ));
+    for ((set, leaves, method, metric), v) in summary(results)? {
+        if !CHECKED.contains(&metric.as_str()) {
+            continue;
+        }
+        let id = format!("summary.{set}.{}.{method}.{metric}", range_id(&leaves));
+        let what = format!(
+            "set {set}, {leaves} leaves, {method}: {}",
+            metric_words(&metric)
+        );
+        out.push(Measure::new(&id, &what, v.mean));
+        if with_se(&metric) {
+            out.push(Measure::new(
+                format!("{id}_se"),
+                format!("{what}: its standard error"),
+                v.se,
+            ));
+        }
     }
+    out.extend(super::measures_best::best(results)?);
+    out.extend(super::measures_best::holdout(results)?);
+    out.extend(super::measures_best::by_n(results)?);
     Ok(out)
+}
+
+/// What a metric of `summary.parquet` is, in words.
+pub fn metric_words(metric: &str) -> String {
+    let size = |k: &str| match k {
+        "2" => "of 2 leaves",
+        "3_4" => "of 3 or 4 leaves",
+        "5_up" => "of 5 or more leaves",
+        _ => "",
+    };
+    match metric {
+        "truth_recovered" => "mean over jets of the share of truth clusters recovered".into(),
+        "lund_fraction" => "mean share of the truth's primary Lund emissions found".into(),
+        "lund_agrees" => "share of jets whose primary Lund sequence is the truth's".into(),
+        "gap_to_map" => "mean log-likelihood gap to the exact MAP (finite gaps)".into(),
+        "forbidden" => "share of jets where its tree has likelihood 0".into(),
+        "map_better_recovery" => "share of jets where the MAP recovers more truth clusters".into(),
+        "map_tie_recovery" => "share of jets where the MAP recovers as many truth clusters".into(),
+        "map_worse_recovery" => "share of jets where the MAP recovers fewer truth clusters".into(),
+        "recovered_pooled" => "truth clusters recovered over truth clusters, pooled over jets".into(),
+        "recovered_energy" => "energy-weighted share of truth clusters recovered, pooled".into(),
+        "map_minus_recovered" => "MAP minus it, per-jet share of truth clusters recovered (paired mean)".into(),
+        "map_minus_pooled" => "MAP minus it, pooled share of truth clusters recovered".into(),
+        "map_minus_energy" => "MAP minus it, energy-weighted pooled share recovered".into(),
+        "map_minus_lund" => "MAP minus it, per-jet share of primary Lund emissions found (paired mean)".into(),
+        m => {
+            if let Some(k) = m.strip_prefix("recovered_pooled_") {
+                format!("truth clusters {} recovered over those, pooled over jets", size(k))
+            } else if let Some(k) = m.strip_prefix("map_minus_pooled_") {
+                format!("MAP minus it, pooled share of truth clusters {} recovered", size(k))
+            } else {
+                m.to_string()
+            }
+        }
+    }
 }

@@ -35,15 +35,24 @@
 
 mod compare;
 mod figures;
+mod figures_size;
+mod holdout;
 mod measures;
+mod measures_best;
+mod pmethod;
 mod properties;
+mod properties_more;
 mod run;
 mod score;
+mod summary;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fair;
 
 pub use compare::{compare, inner_clusters, primary_emissions, robinson_foulds, Comparison};
-pub use score::{gap, posterior, PMethod};
+pub use pmethod::PMethod;
+pub use score::{gap, posterior};
 
 use crate::experiment::check::Measure;
 use crate::experiment::kind::{Experiment, Results, RunContext};
@@ -148,10 +157,22 @@ pub struct PythiaJetsSection {
     /// Smallest number of leaves kept (default 2).
     #[serde(default = "two")]
     pub min_leaves: usize,
-    /// Largest number of leaves kept (default 16, at most [`MAX_LEAVES`]: the full trellis runs
-    /// once per jet for every λ scanned and every step of the evidence fit).
+    /// Largest number of leaves kept (default 16, at most [`MAX_LEAVES`]).
     #[serde(default = "sixteen")]
     pub max_leaves: usize,
+    /// Largest number of leaves whose jets get the full trellis (log Z, the truth's posterior
+    /// and rank) and enter the fits of λ and the scan (default: `max_leaves`, at most
+    /// [`MAX_FULL_LEAVES`]: the full trellis runs once per jet for every λ scanned and every
+    /// step of the evidence fit). Larger jets get the exact MAP from the MAP-only trellis, and
+    /// the methods at the set's λ.
+    #[serde(default)]
+    pub full_max_leaves: Option<usize>,
+    /// λ out of sample: the evidence fit on each half of a set's jets (first and second half in
+    /// file order, over the jets of the fit), the λ-dependent methods on each half at the other
+    /// half's λ, beside the in-sample fit and the jets file's placeholder `lam`
+    /// (`lambda_holdout.parquet`); sets with truth trees only (default true).
+    #[serde(default = "yes")]
+    pub holdout: bool,
     /// The summaries are also given over the jets with at least this many leaves (default 10).
     #[serde(default = "ten")]
     pub large_from: usize,
@@ -181,11 +202,37 @@ fn sixteen() -> usize {
 fn ten() -> usize {
     10
 }
+fn yes() -> bool {
+    true
+}
 
-/// Most leaves a jet may have here.
-pub const MAX_LEAVES: usize = 18;
+/// Most leaves a jet may have here (the MAP-only trellis's default limit: about 1.2 GiB of
+/// tables at 24).
+pub const MAX_LEAVES: usize = 24;
+
+/// Most leaves a jet given the full trellis may have here.
+pub const MAX_FULL_LEAVES: usize = 18;
+
+/// `Err` naming `key` when the MAP-only trellis over `n` leaves would not fit in the memory this
+/// process may use (its tables: 60 bytes per subset for the Ginkgo model).
+fn check_map_memory(key: &str, n: usize) -> Result<(), String> {
+    use crate::exact::full::{check_memory, TrellisCost};
+    let stat = std::mem::size_of::<crate::model::ginkgo::GinkgoStat>();
+    let per_subset = (32 + stat + 4) as f64;
+    check_memory(n, &TrellisCost::of(n, stat), |k| {
+        2f64.powi(k as i32) * per_subset
+    })
+    .map_err(|e| format!("{key} = {n} is too large for this machine's memory (MAP-only trellis): {e}"))
+}
 
 impl PythiaJetsSection {
+    /// The largest number of leaves whose jets get the full trellis.
+    pub fn full_max(&self) -> usize {
+        self.full_max_leaves
+            .unwrap_or(MAX_FULL_LEAVES)
+            .min(self.max_leaves)
+    }
+
     /// Checks the values beyond their types (one-line errors naming the key).
     pub fn validate(&self) -> Result<(), String> {
         if self.sets.is_empty() {
@@ -246,7 +293,25 @@ impl PythiaJetsSection {
                 self.min_leaves, self.max_leaves
             ));
         }
-        crate::experiment::methods::check_exact_memory("pythia_jets.max_leaves", self.max_leaves)?;
+        if let Some(f) = self.full_max_leaves {
+            if !(2..=MAX_FULL_LEAVES).contains(&f) {
+                return Err(format!(
+                    "pythia_jets.full_max_leaves = {f} must be between 2 and {MAX_FULL_LEAVES} (the full trellis's jets; larger ones get the MAP-only trellis up to max_leaves)"
+                ));
+            }
+        } else if self.max_leaves > MAX_FULL_LEAVES {
+            return Err(format!(
+                "pythia_jets.max_leaves = {} is above {MAX_FULL_LEAVES}, the full trellis's limit here: set pythia_jets.full_max_leaves (e.g. 16) to give the larger jets the MAP-only trellis",
+                self.max_leaves
+            ));
+        }
+        crate::experiment::methods::check_exact_memory(
+            "pythia_jets.full_max_leaves",
+            self.full_max(),
+        )?;
+        if self.max_leaves > self.full_max() {
+            check_map_memory("pythia_jets.max_leaves", self.max_leaves)?;
+        }
         if let Some(b) = self.beam_size {
             if b == 0 {
                 return Err(

@@ -1,14 +1,18 @@
 //! Properties that hold for any data, each a count of violations that `check` requires to be 0,
 //! read off the tables (the trees re-read from their Newick, the distances recomputed):
 //! - no method's tree above its jet's exact MAP, every gap ≥ 0, the MAP row equal to the MAP;
-//! - log Z at least the MAP;
+//! - log Z at least the MAP (jets of the full trellis);
 //! - the truth measures in [0, 1], posterior probabilities in [0, 1], and per jet the posterior
 //!   probabilities of the distinct trees found summing to at most 1;
 //! - Robinson–Foulds recomputed from the trees: symmetric, equal to the table's, within
 //!   [0, 2(N − 2)], and 2 × (truth clusters − shared) (both trees are full binary trees);
 //! - the truth's standing consistent: forbidden exactly when its log-likelihood is −inf, then
-//!   posterior 0 and no rank; else a rank ≥ 1, at most the number of finite trees when not capped;
-//! - each fit at least as good as every λ of the scan (the fit is a maximum over the range).
+//!   posterior 0 and no rank; else a rank ≥ 1, at most the number of finite trees when not capped
+//!   (jets of the MAP-only trellis: no posterior, no rank);
+//! - each fit at least as good as every λ of the scan (the fit is a maximum over the range);
+//! - and those of [`super::properties_more`]: the size classes and energies of each comparison
+//!   add up, Durham's trees are e+e− kt's, the paired differences of the summary are the
+//!   jets', and λ out of sample reproduces the run where it uses the run's λ.
 
 use super::compare::robinson_foulds;
 use super::measures::sets_of;
@@ -19,12 +23,12 @@ use crate::tree::Tree;
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
 
-fn property(id: &str, what: &str, violations: usize, over: usize) -> Measure {
+pub(super) fn property(id: &str, what: &str, violations: usize, over: usize) -> Measure {
     Measure::new(format!("property.{id}"), what, violations as f64).over(over)
 }
 
 /// `a <= b` up to a relative 1e-9.
-fn le(a: f64, b: f64) -> bool {
+pub(super) fn le(a: f64, b: f64) -> bool {
     a <= b + 1e-9 * b.abs().max(1.0)
 }
 
@@ -77,9 +81,10 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
         }
         neg_gap += usize::from(!gap[i].is_some_and(|g| g >= 0.0));
     }
-    let mut z_below = 0;
-    for i in 0..e.height() {
+    let (mut z_below, mut n_z) = (0, 0);
+    for i in (0..e.height()).filter(|&i| log_z[i].is_some()) {
         let (z, m) = (log_z[i].unwrap_or(f64::NAN), map[i].unwrap_or(f64::NAN));
+        n_z += 1;
         z_below += usize::from(!(le(m, z) || (z == f64::NEG_INFINITY && m == z)));
     }
 
@@ -138,11 +143,18 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
     let rank = u64_column(&e, "truth_rank")?;
     let capped = u64_column(&e, "truth_rank_capped")?;
     let finite = u64_column(&e, "n_trees_finite")?;
+    let full = u64_column(&e, "full_trellis")?;
     let (mut standing, mut n_truth) = (0, 0);
     for i in (0..e.height()).filter(|&i| has[i] == Some(1)) {
         n_truth += 1;
         let minus_inf = tll[i] == Some(f64::NEG_INFINITY);
-        let ok = if minus_inf {
+        let ok = if full[i] == Some(0) {
+            // The MAP-only trellis: no log Z, no posterior, no rank.
+            forbidden[i] == Some(u64::from(minus_inf))
+                && tpost[i].is_none()
+                && rank[i].is_none()
+                && log_z[i].is_none()
+        } else if minus_inf {
             forbidden[i] == Some(1) && tpost[i] == Some(0.0) && rank[i].is_none()
         } else {
             let rank_ok = match (rank[i], capped[i], finite[i]) {
@@ -168,7 +180,9 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
     let (mut fit_below, mut n_fits) = (0, 0);
     for name in sets_of(&fset) {
         for i in (0..f.height()).filter(|&i| fset[i] == name) {
-            let Some(obj) = fobj[i] else {
+            // The fits over all the jets of the scan (not those on half of them).
+            let Some(obj) = fobj[i].filter(|_| matches!(fmethod[i].as_str(), "evidence" | "truth"))
+            else {
                 continue;
             };
             let col = if fmethod[i] == "evidence" { &lz } else { &lt };
@@ -182,7 +196,7 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
     }
 
     let rows = t.height();
-    Ok(vec![
+    Ok([
         property(
             "no_method_above_the_exact_map",
             "property: trees scoring above their jet's exact MAP",
@@ -205,7 +219,7 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
             "log_z_at_least_the_map",
             "property: jets whose log Z is below their MAP log-likelihood",
             z_below,
-            e.height(),
+            n_z,
         ),
         property(
             "fractions_in_unit_interval",
@@ -237,5 +251,8 @@ pub fn properties(results: &Results) -> Result<Vec<Measure>> {
             fit_below,
             n_fits,
         ),
-    ])
+    ]
+    .into_iter()
+    .chain(super::properties_more::properties(results)?)
+    .collect())
 }

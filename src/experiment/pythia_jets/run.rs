@@ -1,7 +1,10 @@
-//! The run: the sets loaded, λ fitted both ways and scanned, the methods at the chosen λ on
-//! every jet; `lambda_fit.parquet`, `lambda_scan.parquet`, then [`super::score`]'s tables.
+//! The run: the sets loaded, λ fitted both ways and scanned (over the jets of the full
+//! trellis), the methods at the chosen λ on every jet, λ out of sample ([`super::holdout`]);
+//! `lambda_fit.parquet`, `lambda_scan.parquet`, then [`super::score`]'s and
+//! [`super::summary`]'s tables.
 
-use super::score::{score_jet, write_exact_table, write_jets_table, write_summary, JetRecord};
+use super::score::{score_jet, write_exact_table, write_jets_table, JetRecord};
+use super::summary::{write_by_n, write_summary};
 use super::{JetSet, LambdaChoice, PythiaJetsSection};
 use crate::data::ginkgo::{Jet, JetDataset};
 use crate::exact::{fit_lambda_by_evidence, fit_lambda_on_trees, FitError, FullTrellis, LambdaFit};
@@ -29,6 +32,14 @@ impl LoadedSet {
     /// Whether any jet has a truth tree.
     pub fn has_truth(&self) -> bool {
         self.truths.iter().any(Option::is_some)
+    }
+
+    /// The indices of the jets given the full trellis (at most `full_max` leaves): the jets of
+    /// the fits of λ and of the scan.
+    pub fn fit_jets(&self, full_max: usize) -> Vec<usize> {
+        (0..self.jets.len())
+            .filter(|&i| self.jets[i].n_leaves <= full_max)
+            .collect()
     }
 }
 
@@ -121,42 +132,64 @@ pub fn model_at(j: &Jet, lambda: f64) -> Result<GinkgoModel> {
 pub struct FitRow {
     /// The set.
     pub set: String,
-    /// `"evidence"` or `"truth"`.
+    /// `"evidence"`, `"truth"`, or `"evidence_half_1"` and `"evidence_half_2"` (the evidence
+    /// fit on each half of the jets, [`super::holdout`]).
     pub method: &'static str,
     /// The fit, or why there is none.
     pub fit: Result<LambdaFit, String>,
 }
 
-/// Both fits of one set (the truth fit only over jets with a truth tree).
+/// A fit's row: the fit, or why there is none (no jet with a finite objective); any other
+/// error of the fit is the run's.
+pub fn fit_row(
+    set: &str,
+    method: &'static str,
+    r: Result<LambdaFit, FitError>,
+) -> Result<FitRow> {
+    let fit = match r {
+        Ok(f) => Ok(f),
+        Err(FitError::NoJets { n }) => Err(format!(
+            "no jet has a finite objective (all {n} forbidden by t_cut)"
+        )),
+        Err(e) => bail!("set {set:?}: the {method} fit of λ: {e}"),
+    };
+    Ok(FitRow {
+        set: set.to_string(),
+        method,
+        fit,
+    })
+}
+
+/// The evidence fit of λ over the jets `idx` of `set` (each at most `sec.full_max()` leaves).
+pub fn evidence_fit(
+    set: &LoadedSet,
+    idx: &[usize],
+    sec: &PythiaJetsSection,
+) -> Result<Result<LambdaFit, FitError>> {
+    let [lo, hi] = sec.lambda_range;
+    let models: Vec<GinkgoModel> = idx
+        .iter()
+        .map(|&i| model_at(&set.jets[i], 1.0))
+        .collect::<Result<_>>()?;
+    Ok(fit_lambda_by_evidence(&models, lo, hi, sec.full_max()))
+}
+
+/// Both fits of one set over the jets of the full trellis (the truth fit only over those with
+/// a truth tree).
 fn fit_set(set: &LoadedSet, sec: &PythiaJetsSection) -> Result<Vec<FitRow>> {
     let [lo, hi] = sec.lambda_range;
-    let models: Vec<GinkgoModel> = set
-        .jets
+    let idx = set.fit_jets(sec.full_max());
+    if idx.is_empty() {
+        bail!(
+            "set {:?}: no jet has at most pythia_jets.full_max_leaves = {} leaves, so λ cannot be fitted by evidence; raise full_max_leaves or lower min_leaves",
+            set.name,
+            sec.full_max()
+        );
+    }
+    let mut rows = vec![fit_row(&set.name, "evidence", evidence_fit(set, &idx, sec)?)?];
+    let (jets, trees): (Vec<GinkgoModel>, Vec<Tree>) = idx
         .iter()
-        .map(|j| model_at(j, 1.0))
-        .collect::<Result<_>>()?;
-    let row = |method: &'static str, r: Result<LambdaFit, FitError>| -> Result<FitRow> {
-        let fit = match r {
-            Ok(f) => Ok(f),
-            Err(FitError::NoJets { n }) => Err(format!(
-                "no jet has a finite objective (all {n} forbidden by t_cut)"
-            )),
-            Err(e) => bail!("set {:?}: the {method} fit of λ: {e}", set.name),
-        };
-        Ok(FitRow {
-            set: set.name.clone(),
-            method,
-            fit,
-        })
-    };
-    let mut rows = vec![row(
-        "evidence",
-        fit_lambda_by_evidence(&models, lo, hi, sec.max_leaves),
-    )?];
-    let (jets, trees): (Vec<GinkgoModel>, Vec<Tree>) = models
-        .into_iter()
-        .zip(&set.truths)
-        .filter_map(|(m, t)| Some((m, t.clone()?)))
+        .filter_map(|&i| Some((model_at(&set.jets[i], 1.0).ok()?, set.truths[i].clone()?)))
         .unzip();
     rows.push(if jets.is_empty() {
         FitRow {
@@ -165,7 +198,7 @@ fn fit_set(set: &LoadedSet, sec: &PythiaJetsSection) -> Result<Vec<FitRow>> {
             fit: Err("no truth trees".into()),
         }
     } else {
-        row("truth", fit_lambda_on_trees(&jets, &trees, lo, hi))?
+        fit_row(&set.name, "truth", fit_lambda_on_trees(&jets, &trees, lo, hi))?
     });
     Ok(rows)
 }
@@ -217,10 +250,10 @@ type JetAt = (f64, Option<f64>);
 
 fn scan_set(set: &LoadedSet, grid: &[f64], max_leaves: usize) -> Result<Vec<ScanRow>> {
     // Per jet, per λ; summed over jets in their order.
-    let per_jet: Vec<Vec<JetAt>> = set
-        .jets
+    let idx = set.fit_jets(max_leaves);
+    let per_jet: Vec<Vec<JetAt>> = idx
         .par_iter()
-        .zip(&set.truths)
+        .map(|&i| (&set.jets[i], &set.truths[i]))
         .map(|(j, truth)| {
             grid.iter()
                 .map(|&lambda| {
@@ -232,7 +265,7 @@ fn scan_set(set: &LoadedSet, grid: &[f64], max_leaves: usize) -> Result<Vec<Scan
                 .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
-    let has_truth = set.has_truth();
+    let has_truth = idx.iter().any(|&i| set.truths[i].is_some());
     Ok(grid
         .iter()
         .enumerate()
@@ -283,34 +316,18 @@ pub fn run(sec: &PythiaJetsSection, ctx: &mut RunContext) -> Result<()> {
         .iter()
         .map(|s| chosen_lambda(s, sec.lambda, &fits))
         .collect::<Result<_>>()?;
-    write_fits(&fits, &sets, &lambdas, sec, &ctx.path("lambda_fit.parquet"))?;
 
     let t2 = Instant::now();
     let grid = log_grid(sec.lambda_range, sec.scan_points);
     let mut scan = Vec::new();
     for s in &sets {
-        scan.push(scan_set(s, &grid, sec.max_leaves)?);
+        scan.push(scan_set(s, &grid, sec.full_max())?);
     }
     ctx.manifest.timing("scan", t2.elapsed().as_secs_f64());
     write_scan(&sets, &scan, &ctx.path("lambda_scan.parquet"))?;
 
     let t3 = Instant::now();
-    let work: Vec<(usize, usize)> = sets
-        .iter()
-        .enumerate()
-        .flat_map(|(k, s)| (0..s.jets.len()).map(move |i| (k, i)))
-        .collect();
-    let pb = crate::experiment::progress_bar(work.len() as u64, "jets");
-    let records: Vec<JetRecord> = work
-        .par_iter()
-        .map(|&(k, i)| {
-            let s = &sets[k];
-            let r = score_jet(&s.name, i, &s.jets[i], s.truths[i].as_ref(), lambdas[k], sec);
-            pb.inc(1);
-            r
-        })
-        .collect::<Result<_>>()?;
-    pb.finish_and_clear();
+    let records = score_all(&sets, &lambdas, sec)?;
     ctx.manifest.timing("score_all_jets", t3.elapsed().as_secs_f64());
     ctx.manifest.set(
         "lambda_chosen",
@@ -322,7 +339,53 @@ pub fn run(sec: &PythiaJetsSection, ctx: &mut RunContext) -> Result<()> {
     ctx.manifest.set("n_jets", records.len());
     write_jets_table(&records, &ctx.path("jets.parquet"))?;
     write_exact_table(&records, &ctx.path("exact.parquet"))?;
-    write_summary(&records, sec.large_from, &ctx.path("summary.parquet"))
+    write_summary(&records, sec.large_from, &ctx.path("summary.parquet"))?;
+    write_by_n(&records, &ctx.path("by_n.parquet"))?;
+
+    let t4 = Instant::now();
+    let mut holdout = Vec::new();
+    if sec.holdout {
+        for s in sets.iter().filter(|s| s.has_truth()) {
+            let (half_fits, rows) = super::holdout::holdout_set(s, sec, &fits)?;
+            fits.extend(half_fits);
+            holdout.extend(rows);
+        }
+        ctx.manifest.timing("lambda_holdout", t4.elapsed().as_secs_f64());
+    }
+    super::holdout::write_holdout(&holdout, &ctx.path("lambda_holdout.parquet"))?;
+    write_fits(&fits, &sets, &lambdas, sec, &ctx.path("lambda_fit.parquet"))
+}
+
+/// Every jet of every set scored at its set's λ, in set and jet order: the jets of the full
+/// trellis in parallel, then the larger ones one at a time, largest first (the MAP-only trellis
+/// runs in parallel itself, and one at a time its tables, 1.2 GiB at N = 24, are held once).
+fn score_all(sets: &[LoadedSet], lambdas: &[f64], sec: &PythiaJetsSection) -> Result<Vec<JetRecord>> {
+    let work: Vec<(usize, usize)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| (0..s.jets.len()).map(move |i| (k, i)))
+        .collect();
+    // (set, jet) of the jets of the full trellis, and of the larger ones.
+    type Work = Vec<(usize, usize)>;
+    let (small, mut large): (Work, Work) = work
+        .into_iter()
+        .partition(|&(k, i)| sets[k].jets[i].n_leaves <= sec.full_max());
+    large.sort_by_key(|&(k, i)| (std::cmp::Reverse(sets[k].jets[i].n_leaves), k, i));
+    let pb = crate::experiment::progress_bar((small.len() + large.len()) as u64, "jets");
+    let one = |&(k, i): &(usize, usize)| {
+        let s = &sets[k];
+        let r = score_jet(&s.name, i, &s.jets[i], s.truths[i].as_ref(), lambdas[k], sec);
+        pb.inc(1);
+        r
+    };
+    let mut records: Vec<JetRecord> = small.par_iter().map(one).collect::<Result<_>>()?;
+    for w in &large {
+        records.push(one(w)?);
+    }
+    pb.finish_and_clear();
+    let order = |r: &JetRecord| (sets.iter().position(|s| s.name == r.set), r.index);
+    records.sort_by_key(order);
+    Ok(records)
 }
 
 /// `lambda_fit.parquet`: one row per set and fit, with the λ the methods ran at.

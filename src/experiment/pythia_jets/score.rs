@@ -1,94 +1,20 @@
 //! One jet at the chosen λ: every method's tree scored and compared with the truth, the jet's
-//! exact facts and the truth's posterior rank; `jets.parquet`, `exact.parquet` and
-//! `summary.parquet`.
+//! exact facts and the truth's posterior rank; `jets.parquet` and `exact.parquet`.
 
-use super::compare::{compare, random_tree_recovery, Comparison};
+use super::compare::{compare, random_tree_recovery, Comparison, SIZE_CLASSES};
+use super::pmethod::PMethod;
 use super::run::model_at;
-use super::{KtForm, PythiaJetsSection};
+use super::PythiaJetsSection;
 use crate::data::ginkgo::Jet;
 use crate::exact::rank::{rank, Count};
-use crate::exact::FullTrellis;
+use crate::exact::{FullTrellis, MapTrellis};
 use crate::experiment::methods::{Method, MethodsSection, Problem};
-use crate::experiment::stats::mean_std;
 use crate::experiment::table::Table;
-use crate::search::{ee_generalised_kt, generalised_kt, KtAlgorithm};
+use crate::model::GinkgoModel;
 use crate::tree::Tree;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Instant;
-
-/// A method of this kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PMethod {
-    /// The exact MAP tree of the full trellis.
-    Trellis,
-    /// Beam search.
-    Beam,
-    /// Greedy agglomeration.
-    Greedy,
-    /// kt (p = 1).
-    Kt,
-    /// Cambridge/Aachen (p = 0).
-    CambridgeAachen,
-    /// anti-kt (p = −1).
-    AntiKt,
-    /// The truth tree.
-    Truth,
-}
-
-impl PMethod {
-    /// Every method, in table and chart order.
-    pub const ALL: [PMethod; 7] = [
-        PMethod::Trellis,
-        PMethod::Beam,
-        PMethod::Greedy,
-        PMethod::Kt,
-        PMethod::CambridgeAachen,
-        PMethod::AntiKt,
-        PMethod::Truth,
-    ];
-
-    /// The name in tables and measures.
-    pub fn name(self) -> &'static str {
-        match self {
-            PMethod::Trellis => "trellis",
-            PMethod::Beam => "beam",
-            PMethod::Greedy => "greedy",
-            PMethod::Kt => "kt",
-            PMethod::CambridgeAachen => "cambridge_aachen",
-            PMethod::AntiKt => "anti_kt",
-            PMethod::Truth => "truth",
-        }
-    }
-
-    /// The name in charts.
-    pub fn display(self) -> &'static str {
-        match self {
-            PMethod::Trellis => "Exact MAP (trellis)",
-            PMethod::Beam => "Beam search",
-            PMethod::Greedy => "Greedy",
-            PMethod::Kt => "kt",
-            PMethod::CambridgeAachen => "Cambridge/Aachen",
-            PMethod::AntiKt => "anti-kt",
-            PMethod::Truth => "Truth",
-        }
-    }
-
-    /// The method named `name`.
-    pub fn from_name(name: &str) -> Option<PMethod> {
-        PMethod::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// The kt family's member, for the kt methods.
-    fn kt(self) -> Option<KtAlgorithm> {
-        match self {
-            PMethod::Kt => Some(KtAlgorithm::Kt),
-            PMethod::CambridgeAachen => Some(KtAlgorithm::CambridgeAachen),
-            PMethod::AntiKt => Some(KtAlgorithm::AntiKt),
-            _ => None,
-        }
-    }
-}
 
 /// One method's tree on one jet.
 #[derive(Clone, Debug)]
@@ -110,13 +36,14 @@ pub struct MethodRecord {
 pub struct TruthFacts {
     /// Its log-likelihood.
     pub log_likelihood: f64,
-    /// Its rank (`None` when forbidden).
+    /// Its rank (`None` when forbidden, or without the full trellis).
     pub rank: Option<Count>,
     /// The share of its non-trivial clusters a uniformly random tree recovers, in expectation.
     pub random_recovered: Option<f64>,
 }
 
-/// Everything computed for one jet.
+/// What the exact trellis gives of a jet: the MAP always; log Z, the number of finite trees and
+/// the truth's rank only from the full trellis (jets up to `full_max_leaves`).
 #[derive(Clone, Debug)]
 pub struct JetRecord {
     /// The set.
@@ -129,12 +56,12 @@ pub struct JetRecord {
     pub n: usize,
     /// The λ it ran at.
     pub lambda: f64,
-    /// Exact log Z.
-    pub log_z: f64,
+    /// Exact log Z (full trellis only).
+    pub log_z: Option<f64>,
     /// The exact MAP log-likelihood.
     pub map: f64,
-    /// Trees with finite likelihood.
-    pub n_trees_finite: u128,
+    /// Trees with finite likelihood (full trellis only).
+    pub n_trees_finite: Option<u128>,
     /// The methods' trees, in [`PMethod::ALL`] order (truth only when the jet has one).
     pub methods: Vec<MethodRecord>,
     /// The truth's standing, when the jet has a truth tree.
@@ -151,12 +78,108 @@ pub fn gap(map: f64, ll: f64) -> f64 {
     }
 }
 
-/// `exp(ll − log Z)`; `None` when every tree is forbidden (no distribution).
-pub fn posterior(ll: f64, log_z: f64) -> Option<f64> {
-    (log_z.is_finite()).then(|| (ll - log_z).exp())
+/// `exp(ll − log Z)`; `None` when every tree is forbidden (no distribution) or log Z is
+/// unknown (no full trellis).
+pub fn posterior(ll: f64, log_z: Option<f64>) -> Option<f64> {
+    let z = log_z?;
+    z.is_finite().then(|| (ll - z).exp())
 }
 
-/// Scores jet `jet` (index `index` of set `set`) at `lambda`.
+/// The exact trellis of one jet: the full trellis, or the MAP-only one.
+enum Exact {
+    Full(FullTrellis),
+    Map(MapTrellis),
+}
+
+impl Exact {
+    fn map_tree(&self) -> Tree {
+        match self {
+            Exact::Full(t) => t.map_tree(),
+            Exact::Map(t) => t.map_tree(),
+        }
+    }
+    fn map_log_likelihood(&self) -> f64 {
+        match self {
+            Exact::Full(t) => t.map_log_likelihood(),
+            Exact::Map(t) => t.map_log_likelihood(),
+        }
+    }
+}
+
+/// The trees of the λ-dependent methods ([`PMethod::MODEL`]) on `m`, with each one's seconds;
+/// the full trellis when `full` (else the MAP-only one). `None` for a method with no tree.
+type ModelTrees = (Exact, Vec<(PMethod, Option<Tree>, f64)>);
+
+fn model_trees(
+    name: &str,
+    m: &GinkgoModel,
+    full: bool,
+    sec: &PythiaJetsSection,
+) -> Result<ModelTrees> {
+    let opts = MethodsSection {
+        beam_size: sec.beam_size,
+        max_exact_leaves: super::MAX_LEAVES,
+        ..MethodsSection::default()
+    };
+    let problem = Problem {
+        name,
+        model: m,
+        similarities: None,
+        truth: None,
+    };
+    let t0 = Instant::now();
+    let exact = if full {
+        Exact::Full(
+            FullTrellis::build_with_limit(m, super::MAX_FULL_LEAVES)
+                .with_context(|| name.to_string())?,
+        )
+    } else {
+        Exact::Map(MapTrellis::build_with_limit(m, super::MAX_LEAVES).with_context(|| name.to_string())?)
+    };
+    let mut out = vec![(
+        PMethod::Trellis,
+        Some(exact.map_tree()),
+        t0.elapsed().as_secs_f64(),
+    )];
+    for (pm, method) in [(PMethod::Beam, Method::Beam), (PMethod::Greedy, Method::Greedy)] {
+        let t0 = Instant::now();
+        let tree = method.run(&problem, &opts)?.map(|f| f.tree);
+        out.push((pm, tree, t0.elapsed().as_secs_f64()));
+    }
+    Ok((exact, out))
+}
+
+/// The λ-dependent methods' trees on `jet` at `lambda`, each scored under that λ and compared
+/// with `truth` (for the fits of λ out of sample); the MAP from the full trellis when `full`.
+pub fn model_methods_at(
+    name: &str,
+    jet: &Jet,
+    truth: Option<&Tree>,
+    lambda: f64,
+    full: bool,
+    sec: &PythiaJetsSection,
+) -> Result<(f64, Vec<MethodRecord>)> {
+    let m = model_at(jet, lambda)?;
+    let energy: Vec<f64> = jet.leaves.iter().map(|p| p[0]).collect();
+    let (exact, trees) = model_trees(name, &m, full, sec)?;
+    let records = trees
+        .into_iter()
+        .filter_map(|(method, tree, seconds)| {
+            let tree = tree?;
+            Some(MethodRecord {
+                method,
+                newick: tree.to_newick(),
+                log_likelihood: tree.log_likelihood(&m),
+                seconds,
+                comparison: truth.map(|t| compare(&tree, t, &energy)),
+            })
+        })
+        .collect();
+    Ok((exact.map_log_likelihood(), records))
+}
+
+/// Scores jet `jet` (index `index` of set `set`) at `lambda`: the full trellis when it has at
+/// most `sec.full_max()` leaves, else the MAP-only trellis.
 pub fn score_jet(
     set: &str,
     index: usize,
@@ -168,44 +191,21 @@ pub fn score_jet(
     let name = format!("set {set:?}, jet {:?}", jet.name);
     let m = model_at(jet, lambda)?;
     let energy: Vec<f64> = jet.leaves.iter().map(|p| p[0]).collect();
-    let opts = MethodsSection {
-        beam_size: sec.beam_size,
-        max_exact_leaves: super::MAX_LEAVES,
-        ..MethodsSection::default()
-    };
-    let problem = Problem {
-        name: &name,
-        model: &m,
-        similarities: None,
-        truth,
-    };
-    let t0 = Instant::now();
-    let trellis = FullTrellis::build_with_limit(&m, super::MAX_LEAVES).context(name.clone())?;
-    let trellis_seconds = t0.elapsed().as_secs_f64();
+    let full = jet.n_leaves <= sec.full_max();
+    let (exact, model) = model_trees(&name, &m, full, sec)?;
     let mut methods = Vec::new();
     for method in PMethod::ALL {
         let t0 = Instant::now();
-        let tree = match method {
-            PMethod::Trellis => Some(trellis.map_tree()),
-            PMethod::Beam => Method::Beam.run(&problem, &opts)?.map(|f| f.tree),
-            PMethod::Greedy => Method::Greedy.run(&problem, &opts)?.map(|f| f.tree),
-            PMethod::Truth => truth.cloned(),
-            kt => {
-                let alg = kt.kt().context("a kt method")?;
-                Some(match sec.kt {
-                    KtForm::Ee => ee_generalised_kt(&jet.leaves, alg),
-                    KtForm::Pp => generalised_kt(&jet.leaves, alg, 1.0),
-                }
-                .with_context(|| name.clone())?)
-            }
+        let (tree, seconds) = if let Some(k) = model.iter().position(|x| x.0 == method) {
+            (model[k].1.clone(), model[k].2)
+        } else if let Some(t) = method.physics_tree(jet, sec.kt) {
+            (Some(t?), t0.elapsed().as_secs_f64())
+        } else {
+            (truth.cloned(), 0.0)
         };
         let Some(tree) = tree else {
             continue;
         };
-        let mut seconds = t0.elapsed().as_secs_f64();
-        if method == PMethod::Trellis {
-            seconds += trellis_seconds;
-        }
         methods.push(MethodRecord {
             method,
             newick: tree.to_newick(),
@@ -217,13 +217,18 @@ pub fn score_jet(
                 .map(|t| compare(&tree, t, &energy)),
         });
     }
+    let (log_z, n_trees_finite) = match &exact {
+        Exact::Full(t) => (Some(t.log_partition()), Some(t.n_trees_finite())),
+        Exact::Map(_) => (None, None),
+    };
     let truth = match truth {
         Some(t) => {
             let ll = t.log_likelihood(&m);
-            let rank = if ll == f64::NEG_INFINITY {
-                None
-            } else {
-                Some(rank(&m, &trellis, t, 1e-9, sec.rank_cap).context(name.clone())?)
+            let rank = match &exact {
+                Exact::Full(trellis) if ll != f64::NEG_INFINITY => {
+                    Some(rank(&m, trellis, t, 1e-9, sec.rank_cap).context(name.clone())?)
+                }
+                _ => None,
             };
             Some(TruthFacts {
                 log_likelihood: ll,
@@ -239,9 +244,9 @@ pub fn score_jet(
         index,
         n: jet.n_leaves,
         lambda,
-        log_z: trellis.log_partition(),
-        map: trellis.map_log_likelihood(),
-        n_trees_finite: trellis.n_trees_finite(),
+        log_z,
+        map: exact.map_log_likelihood(),
+        n_trees_finite,
         methods,
         truth,
     })
@@ -272,7 +277,7 @@ pub fn write_jets_table(records: &[JetRecord], path: &Path) -> Result<()> {
             .map(|(_, m)| m.comparison.as_ref().map(g))
             .collect::<Vec<_>>()
     };
-    Table::new()
+    let table = Table::new()
         .str("set", &s(&|r, _| r.set.clone()))
         .str("jet", &s(&|r, _| r.name.clone()))
         .u64("jet_index", &u(&|r, _| Some(r.index as u64)))
@@ -287,7 +292,11 @@ pub fn write_jets_table(records: &[JetRecord], path: &Path) -> Result<()> {
         .f64("posterior", &f(&|r, m| posterior(m.log_likelihood, r.log_z)))
         .f64(
             "log_posterior",
-            &f(&|r, m| r.log_z.is_finite().then_some(m.log_likelihood - r.log_z)),
+            &f(&|r, m| {
+                r.log_z
+                    .filter(|z| z.is_finite())
+                    .map(|z| m.log_likelihood - z)
+            }),
         )
         .f64("truth_recovered", &c(&|x| x.recovered))
         .u64("shared_clusters", &cu(&|x| x.shared_clusters as u64))
@@ -298,10 +307,38 @@ pub fn write_jets_table(records: &[JetRecord], path: &Path) -> Result<()> {
         .u64("lund_truth", &cu(&|x| x.lund_truth as u64))
         .u64("lund_shared", &cu(&|x| x.lund_shared as u64))
         .f64("lund_fraction", &c(&|x| x.lund_fraction()))
-        .u64("lund_agrees", &cu(&|x| u64::from(x.lund_agrees)))
+        .u64("lund_agrees", &cu(&|x| u64::from(x.lund_agrees)));
+    let comparisons: Vec<Option<Comparison>> = rows.iter().map(|(_, m)| m.comparison).collect();
+    with_size_columns(table, &comparisons)
         .str("tree_newick", &s(&|_, m| m.newick.clone()))
         .f64("seconds", &f(&|_, m| Some(m.seconds)))
         .write_parquet(path)
+}
+
+/// `table` with the columns of each row's comparison by cluster size and energy:
+/// `truth_clusters_<class>` and `shared_clusters_<class>` for each of [`SIZE_CLASSES`], then
+/// `truth_energy` and `shared_energy` (null where a row has no comparison).
+pub fn with_size_columns(mut table: Table, comparisons: &[Option<Comparison>]) -> Table {
+    let count = |g: &dyn Fn(&Comparison) -> u64| {
+        comparisons
+            .iter()
+            .map(|c| c.as_ref().map(g))
+            .collect::<Vec<_>>()
+    };
+    for (k, (class, _, _)) in SIZE_CLASSES.iter().enumerate() {
+        table = table
+            .u64(&format!("truth_clusters_{class}"), &count(&|x| x.by_size[k].0 as u64))
+            .u64(&format!("shared_clusters_{class}"), &count(&|x| x.by_size[k].1 as u64));
+    }
+    let energy = |g: &dyn Fn(&Comparison) -> f64| {
+        comparisons
+            .iter()
+            .map(|c| c.as_ref().map(g))
+            .collect::<Vec<_>>()
+    };
+    table
+        .f64("truth_energy", &energy(&|x| x.truth_energy))
+        .f64("shared_energy", &energy(&|x| x.shared_energy))
 }
 
 /// `exact.parquet`: one row per jet (log Z, the MAP, tree counts, the truth's standing).
@@ -315,12 +352,13 @@ pub fn write_exact_table(records: &[JetRecord], path: &Path) -> Result<()> {
         .u64("jet_index", &u(&|r| Some(r.index as u64)))
         .u64("n_leaves", &u(&|r| Some(r.n as u64)))
         .f64("lambda", &f(&|r| Some(r.lambda)))
-        .f64("log_z", &f(&|r| Some(r.log_z)))
+        .f64("log_z", &f(&|r| r.log_z))
         .f64("map_log_likelihood", &f(&|r| Some(r.map)))
         .u64(
             "n_trees_finite",
-            &u(&|r| u64::try_from(r.n_trees_finite).ok()),
+            &u(&|r| r.n_trees_finite.and_then(|c| u64::try_from(c).ok())),
         )
+        .u64("full_trellis", &u(&|r| Some(u64::from(r.log_z.is_some()))))
         .u64(
             "n_trees",
             &u(&|r| crate::tree::n_binary_trees(r.n).and_then(|c| u64::try_from(c).ok())),
@@ -338,6 +376,7 @@ pub fn write_exact_table(records: &[JetRecord], path: &Path) -> Result<()> {
             "truth_posterior",
             &f(&|r| {
                 let t = r.truth?;
+                r.log_z?;
                 Some(posterior(t.log_likelihood, r.log_z).unwrap_or(0.0))
             }),
         )
@@ -354,122 +393,3 @@ pub fn write_exact_table(records: &[JetRecord], path: &Path) -> Result<()> {
         .write_parquet(path)
 }
 
-/// Mean and standard error (sample standard deviation over √n) of the finite values, with
-/// their count; the standard error is NaN below two values.
-pub fn mean_se(values: impl IntoIterator<Item = f64>) -> (f64, f64, usize) {
-    let s = mean_std(values);
-    let se = if s.n >= 2 {
-        s.std / ((s.n - 1) as f64).sqrt()
-    } else {
-        f64::NAN
-    };
-    (s.mean, se, s.n)
-}
-
-/// The metrics of `summary.parquet` per method, read from a jet's method record (`None`: the
-/// jet does not count for it).
-type Metric = (&'static str, fn(&JetRecord, &MethodRecord) -> Option<f64>);
-
-const METRICS: [Metric; 8] = [
-    ("log_likelihood", |_, m| Some(m.log_likelihood)),
-    ("gap_to_map", |r, m| Some(gap(r.map, m.log_likelihood))),
-    ("forbidden", |_, m| {
-        Some(f64::from(u8::from(m.log_likelihood == f64::NEG_INFINITY)))
-    }),
-    ("posterior", |r, m| posterior(m.log_likelihood, r.log_z)),
-    ("truth_recovered", |_, m| m.comparison?.recovered),
-    ("rf_normalised", |_, m| m.comparison?.rf_normalised()),
-    ("lund_fraction", |_, m| m.comparison?.lund_fraction()),
-    ("lund_agrees", |_, m| {
-        Some(f64::from(u8::from(m.comparison?.lund_agrees)))
-    }),
-];
-
-/// The `method` of `summary.parquet`'s rows for a uniformly random tree.
-pub const RANDOM: &str = "random_tree";
-
-/// `summary.parquet`: per set, leaf range (`"all"`, and `"n>=K"` for K = `large_from`) and
-/// method, the mean and standard error of each metric over the jets (`gap_to_map` and
-/// `log_likelihood` over finite values only, `forbidden` giving the share of `-inf` trees), and
-/// for each method but the MAP and the truth the shares of jets where the MAP recovers more of
-/// the truth, as much, or less (`map_better_recovery`, `map_tie_recovery`, `map_worse_recovery`);
-/// and, as method [`RANDOM`], the expected `truth_recovered` of a uniformly random tree.
-pub fn write_summary(records: &[JetRecord], large_from: usize, path: &Path) -> Result<()> {
-    let mut sets: Vec<&str> = Vec::new();
-    for r in records {
-        if !sets.contains(&r.set.as_str()) {
-            sets.push(&r.set);
-        }
-    }
-    let large = format!("n>={large_from}");
-    let (mut set, mut leaves, mut method, mut metric) = (vec![], vec![], vec![], vec![]);
-    let (mut mean, mut se, mut jets) = (vec![], vec![], vec![]);
-    for s in sets {
-        for (range, keep) in [("all", 0), (large.as_str(), large_from)] {
-            let rs: Vec<&JetRecord> = records
-                .iter()
-                .filter(|r| r.set == s && r.n >= keep)
-                .collect();
-            if rs.is_empty() {
-                continue;
-            }
-            let mut push = |who: &str, name: &str, v: Vec<f64>| {
-                let (m, e, n) = mean_se(v);
-                if n > 0 {
-                    set.push(s.to_string());
-                    leaves.push(range.to_string());
-                    method.push(who.to_string());
-                    metric.push(name.to_string());
-                    mean.push(Some(m));
-                    se.push(Some(e));
-                    jets.push(Some(n as u64));
-                }
-            };
-            for p in PMethod::ALL {
-                let of = |r: &JetRecord| r.methods.iter().find(|m| m.method == p).cloned();
-                for (name, g) in METRICS {
-                    push(p.name(), name, rs.iter().filter_map(|r| g(r, &of(r)?)).collect());
-                }
-                if matches!(p, PMethod::Trellis | PMethod::Truth) {
-                    continue;
-                }
-                // Per jet: the MAP's recovery against this method's.
-                let cmp: Vec<std::cmp::Ordering> = rs
-                    .iter()
-                    .filter_map(|r| {
-                        let a = of(r)?.comparison?.shared_clusters;
-                        let b = r
-                            .methods
-                            .iter()
-                            .find(|m| m.method == PMethod::Trellis)?
-                            .comparison?
-                            .shared_clusters;
-                        Some(b.cmp(&a))
-                    })
-                    .collect();
-                for (name, o) in [
-                    ("map_better_recovery", std::cmp::Ordering::Greater),
-                    ("map_tie_recovery", std::cmp::Ordering::Equal),
-                    ("map_worse_recovery", std::cmp::Ordering::Less),
-                ] {
-                    push(
-                        p.name(),
-                        name,
-                        cmp.iter().map(|c| f64::from(u8::from(*c == o))).collect(),
-                    );
-                }
-            }
-            let random = rs.iter().filter_map(|r| r.truth?.random_recovered);
-            push(RANDOM, "truth_recovered", random.collect());
-        }
-    }
-    Table::new()
-        .str("set", &set)
-        .str("leaves", &leaves)
-        .str("method", &method)
-        .str("metric", &metric)
-        .f64("mean", &mean)
-        .f64("se", &se)
-        .u64("jets", &jets)
-        .write_parquet(path)
-}

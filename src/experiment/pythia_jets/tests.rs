@@ -32,7 +32,14 @@ fn jets_of(file: &str) -> std::collections::BTreeMap<String, crate::data::ginkgo
 fn smoke_config_runs_and_its_exact_numbers_match_enumeration() {
     let dir = scratch("pythia_jets_smoke");
     let res = run_and_replot(&config_in(&dir, "pythia_jets_smoke.toml"));
-    for f in ["truth_recovery", "truth_rank", "lambda_scan", "gap_to_map"] {
+    for f in [
+        "truth_recovery",
+        "truth_rank",
+        "lambda_scan",
+        "gap_to_map",
+        "recovery_by_size",
+        "recovery_by_size_large",
+    ] {
         assert!(res.join(format!("{f}.png")).exists() && res.join(format!("{f}.svg")).exists());
     }
     assert!(assert_checks_pass(&res) > 100);
@@ -128,7 +135,8 @@ fn smoke_config_runs_and_its_exact_numbers_match_enumeration() {
         assert_eq!((rec[i], lund[i]), (c.recovered, c.lund_fraction()), "{}", tjet[i]);
         compared += 1;
     }
-    assert_eq!(compared, 24 * 6);
+    // Every method but the truth on each of the 24 jets.
+    assert_eq!(compared, 24 * 15);
 }
 
 fn small_config(dir: &Path, body: &str) -> std::path::PathBuf {
@@ -199,6 +207,17 @@ fn config_errors_are_one_line_and_name_the_key() {
         (format!("[pythia_jets]\nscan_points = 1\n{set}"), "pythia_jets.scan_points"),
         (format!("[pythia_jets]\nrank_cap = 0\n{set}"), "pythia_jets.rank_cap"),
         (format!("[pythia_jets]\nmax_leaves = 30\n{set}"), "max_leaves"),
+        // Above the full trellis's 18 only with full_max_leaves, itself at most 18.
+        (
+            format!("[pythia_jets]\nmax_leaves = 20\n{set}"),
+            "pythia_jets.max_leaves = 20 is above 18, the full trellis's limit here: set pythia_jets.full_max_leaves",
+        ),
+        (
+            format!("[pythia_jets]\nmax_leaves = 20\nfull_max_leaves = 19\n{set}"),
+            "pythia_jets.full_max_leaves = 19 must be between 2 and 18",
+        ),
+        (format!("[pythia_jets]\nfull_max_leaves = 1\n{set}"), "full_max_leaves = 1"),
+        (format!("[pythia_jets]\nholdout = \"yes\"\n{set}"), "holdout"),
         (format!("[pythia_jets]\nmin_leaves = 9\nmax_leaves = 8\n{set}"), "min_leaves"),
         (format!("[pythia_jets]\nbeam_size = 0\n{set}"), "pythia_jets.beam_size"),
         (format!("[pythia_jets]\nkt = \"durham\"\n{set}"), "kt"),

@@ -1,5 +1,5 @@
 //! The Ginkgo toy-jet likelihood, in the form the Cluster Trellis paper's experiments used
-//! (`../shared/specs/ginkgo.md`, "paper-era psi").
+//! (the "paper-era psi" of the authors' released code; `data/ginkgo_jets/README.md`).
 //!
 //! For sibling clusters `A`, `B` with summed four-vectors `pA`, `pB`, and `t(X)` the squared mass
 //! of `X`'s summed four-vector (0 for a single leaf):
@@ -11,7 +11,7 @@
 //!
 //! This differs from the paper's Eq. 5-6 (which conditions both children on `t_P` with a density
 //! each); the form above is what produced the paper's numbers and the reference values in
-//! `../shared/data/ginkgo_jets/`.
+//! `data/ginkgo_jets/`.
 
 use super::error::{check_table_size, ModelError};
 use super::{log1mexp, Siblings, SplitModel};

@@ -19,7 +19,8 @@
 //! which a rotation of the whole event leaves unchanged (jets from e+e− collisions point
 //! anywhere, close to the beam axis too, where p_T and rapidity say little about a jet).
 
-use super::{check_leaves, SearchError};
+use super::recombine::{checked as checked_leaves, direction, one_minus_cos, recombine, Veto};
+use super::SearchError;
 use crate::model::ginkgo::FourVector;
 use crate::tree::Tree;
 
@@ -50,16 +51,6 @@ impl KtAlgorithm {
             KtAlgorithm::Generalised(p) => p,
         }
     }
-}
-
-/// A pseudojet: its four-momentum, its weight (p_T^{2p} or E^{2p}), the kinematics `K` its
-/// distances need, and the tree of leaves it holds.
-#[derive(Clone, Debug)]
-struct Pseudojet<K> {
-    p: FourVector,
-    weight: f64,
-    kin: K,
-    tree: Tree,
 }
 
 /// (p_T², y, φ) of a four-momentum [E, p_x, p_y, p_z].
@@ -100,73 +91,15 @@ fn delta_r2(a: &(f64, f64), b: &(f64, f64)) -> f64 {
     dy * dy + dphi * dphi
 }
 
-/// The checks both forms make; the number of leaves.
-fn checked(leaves: &[FourVector], p: f64) -> Result<usize, SearchError> {
-    let n = check_leaves(leaves.len())?;
+/// The checks both forms make (the leaves, the veto, a finite exponent); the number of leaves.
+fn checked(leaves: &[FourVector], p: f64, veto: Veto) -> Result<usize, SearchError> {
+    let n = checked_leaves(leaves, veto)?;
     if !p.is_finite() {
         return Err(SearchError::Invalid(format!(
             "the kt exponent p is {p}; give a finite p (1 kt, 0 Cambridge/Aachen, -1 anti-kt)"
         )));
     }
-    if let Some(i) = leaves.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
-        return Err(SearchError::Invalid(format!(
-            "leaf {i} has a non-finite momentum component; every E, px, py, pz must be finite"
-        )));
-    }
     Ok(n)
-}
-
-/// Sequential recombination of `leaves` into one pseudojet: `make(p)` gives a pseudojet's weight
-/// and kinematics, `pair(a, b)` the distance of two and a second key for ties; the pair with the
-/// smallest (distance, key) merges (further ties: the first pair in index order), four-momenta
-/// added (the E-scheme), the merged pseudojet taking the lower index.
-fn recombine<K>(
-    leaves: &[FourVector],
-    make: impl Fn(&FourVector) -> (f64, K),
-    pair: impl Fn(&Pseudojet<K>, &Pseudojet<K>) -> (f64, f64),
-) -> Result<Tree, SearchError> {
-    let new = |p: FourVector, tree: Tree| {
-        let (weight, kin) = make(&p);
-        Pseudojet {
-            p,
-            weight,
-            kin,
-            tree,
-        }
-    };
-    let mut jets: Vec<Pseudojet<K>> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| new(v, Tree::leaf(i)))
-        .collect();
-    while jets.len() > 1 {
-        // (d, key, i, j) of the closest pair; strict comparisons keep the first in index order.
-        let mut best = (f64::INFINITY, f64::INFINITY, 0, 1);
-        for i in 0..jets.len() {
-            for j in i + 1..jets.len() {
-                let (d, key) = pair(&jets[i], &jets[j]);
-                if d < best.0 || (d == best.0 && key < best.1) {
-                    best = (d, key, i, j);
-                }
-            }
-        }
-        let (_, _, i, j) = best;
-        let b = jets.swap_remove(j);
-        let a = jets.swap_remove(i);
-        let sum = [
-            a.p[0] + b.p[0],
-            a.p[1] + b.p[1],
-            a.p[2] + b.p[2],
-            a.p[3] + b.p[3],
-        ];
-        let tree = Tree::join(a.tree, b.tree)
-            .map_err(|e| SearchError::Invalid(format!("kt: joining two pseudojets failed: {e}")))?;
-        // Keep the merged pseudojet at the lower index (the order the pairs are scanned in).
-        jets.push(new(sum, tree));
-        let last = jets.len() - 1;
-        jets.swap(i.min(last), last);
-    }
-    Ok(jets.pop().expect("one pseudojet left").tree)
 }
 
 /// The tree of generalised kt with exponent `algorithm.p()` and radius `r` over `leaves`
@@ -176,8 +109,19 @@ pub fn generalised_kt(
     algorithm: KtAlgorithm,
     r: f64,
 ) -> Result<Tree, SearchError> {
+    generalised_kt_with_veto(leaves, algorithm, r, Veto::None)
+}
+
+/// [`generalised_kt`] under `veto` ([`Veto::Below`]`(t_cut)`: no pair lighter than `t_cut`
+/// merges while another pair may; see [`super::recombine`]).
+pub fn generalised_kt_with_veto(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+    r: f64,
+    veto: Veto,
+) -> Result<Tree, SearchError> {
     let p = algorithm.p();
-    let n = checked(leaves, p)?;
+    let n = checked(leaves, p, veto)?;
     if !(r > 0.0 && r.is_finite()) {
         return Err(SearchError::Invalid(format!(
             "the jet radius R is {r}; give a finite R > 0 (e.g. 1)"
@@ -186,6 +130,7 @@ pub fn generalised_kt(
     let r2 = r * r;
     let tree = recombine(
         leaves,
+        veto,
         |v| {
             let (pt2, y, phi) = kinematics(v);
             (pt2.powf(p), (y, phi))
@@ -201,41 +146,39 @@ pub fn generalised_kt(
     Ok(tree)
 }
 
-/// The unit direction of a four-momentum's three-momentum (+z for none, as FastJet's e+e−
-/// algorithms take it).
-fn direction(p: &FourVector) -> [f64; 3] {
-    let norm = (p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).sqrt();
-    if norm > 0.0 {
-        [p[1] / norm, p[2] / norm, p[3] / norm]
-    } else {
-        [0.0, 0.0, 1.0]
-    }
-}
-
 /// The tree of the e+e− generalised kt algorithm with exponent `algorithm.p()` over `leaves`
 /// (FastJet's `ee_genkt_algorithm`, exclusive to one jet): the pair with the smallest
 /// `d_ij = min(E_i^{2p}, E_j^{2p}) (1 − cos θ_ij)` is merged by the E-scheme until one
 /// pseudojet is left. p = 1 orders pairs as the Durham algorithm (`ee_kt_algorithm`, whose
-/// `2 min(E_i², E_j²)(1 − cos θ_ij)` is twice this), p = 0 by angle alone (Cambridge/Aachen),
-/// p = −1 as anti-kt. Energies and angles, not p_T and (y, φ): the form for jets from e+e−
-/// collisions, which have no beam to measure transverse momenta from and point anywhere,
-/// close to the beam axis too. A radius would only rescale every distance, so there is none.
-/// `1 − cos θ` is computed as `|n_i − n_j|² / 2` of the unit directions (no cancellation at
-/// small angles); ties go to the first pair in index order, and pairs whose d is +∞ or NaN
-/// (p < 0 and two particles with E = 0) are ordered by `1 − cos θ`.
+/// `2 min(E_i², E_j²)(1 − cos θ_ij)` is twice this: [`super::durham`]), p = 0 by angle alone
+/// (Cambridge/Aachen), p = −1 as anti-kt. Energies and angles, not p_T and (y, φ): the form for
+/// jets from e+e− collisions, which have no beam to measure transverse momenta from and point
+/// anywhere, close to the beam axis too. A radius would only rescale every distance, so there
+/// is none. `1 − cos θ` is computed as `|n_i − n_j|² / 2` of the unit directions (no
+/// cancellation at small angles); ties go to the first pair in index order, and pairs whose d
+/// is +∞ or NaN (p < 0 and two particles with E = 0) are ordered by `1 − cos θ`.
 pub fn ee_generalised_kt(
     leaves: &[FourVector],
     algorithm: KtAlgorithm,
 ) -> Result<Tree, SearchError> {
+    ee_generalised_kt_with_veto(leaves, algorithm, Veto::None)
+}
+
+/// [`ee_generalised_kt`] under `veto` ([`Veto::Below`]`(t_cut)`: no pair lighter than `t_cut`
+/// merges while another pair may; see [`super::recombine`]).
+pub fn ee_generalised_kt_with_veto(
+    leaves: &[FourVector],
+    algorithm: KtAlgorithm,
+    veto: Veto,
+) -> Result<Tree, SearchError> {
     let p = algorithm.p();
-    let n = checked(leaves, p)?;
+    let n = checked(leaves, p, veto)?;
     let tree = recombine(
         leaves,
+        veto,
         |v| (v[0].max(0.0).powf(2.0 * p), direction(v)),
         |a, b| {
-            let (x, y) = (&a.kin, &b.kin);
-            let dn = [x[0] - y[0], x[1] - y[1], x[2] - y[2]];
-            let angle = 0.5 * (dn[0] * dn[0] + dn[1] * dn[1] + dn[2] * dn[2]);
+            let angle = one_minus_cos(&a.kin, &b.kin);
             let d = if angle == 0.0 {
                 0.0
             } else {

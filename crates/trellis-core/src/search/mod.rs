@@ -1,19 +1,32 @@
 //! Approximate MAP search: agglomerative greedy and beam search on a model's energy (the
-//! paper's baselines), average linkage on a similarity graph, and the generalised kt jet
-//! algorithms on four-momenta.
+//! paper's baselines), average linkage on a similarity graph, and the physics clusterings of
+//! four-momenta (sequential recombination, each with an optional t_cut veto,
+//! [`recombine::Veto`]): the generalised kt jet algorithms, Durham, invariant-mass ordering and
+//! ordering by Pythia's transverse-momentum evolution variable.
 
 pub mod beam;
+pub mod durham;
 pub mod greedy;
 pub mod kt;
 pub mod linkage;
+pub mod mass_ordering;
+pub mod pt_ordering;
+pub mod recombine;
 
 pub use beam::{
     beam_search, beam_search_all, beam_search_scored, beam_search_with, default_beam_size, Dedup,
     MAX_BEAM_SIZE,
 };
+pub use durham::durham;
 pub use greedy::{greedy, greedy_scored};
-pub use kt::{ee_generalised_kt, generalised_kt, KtAlgorithm};
+pub use kt::{
+    ee_generalised_kt, ee_generalised_kt_with_veto, generalised_kt, generalised_kt_with_veto,
+    KtAlgorithm,
+};
 pub use linkage::{average_linkage, scipy_average_linkage};
+pub use mass_ordering::invariant_mass_ordering;
+pub use pt_ordering::{pt_evolution, pt_evolution_ordering};
+pub use recombine::Veto;
 
 use crate::subset::Subset;
 use crate::tree::Tree;

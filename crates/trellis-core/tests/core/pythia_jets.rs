@@ -1,7 +1,7 @@
 //! The committed Pythia 8 jets (`data/pythia/`, written by its Python script) load with the jets
 //! loader unchanged: their leaf counts are those the file's source note lists, every parton-level
-//! jet carries its shower history as a full binary tree over its leaves, and hadron-level jets
-//! carry none.
+//! jet (at 91.2 and at 500 GeV, up to 24 partons) carries its shower history as a full binary
+//! tree over its leaves, and hadron-level jets carry none.
 
 use crate::common::root;
 use trellis_core::data::ginkgo::{Jet, JetDataset};
@@ -28,18 +28,18 @@ fn listed_counts(source: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn counts(jets: &[Jet]) -> Vec<(usize, usize)> {
-    let mut hist = [0usize; 17];
+fn counts(jets: &[Jet], max: usize) -> Vec<(usize, usize)> {
+    let mut hist = [0usize; 25];
     for j in jets {
         assert!(
-            (6..=16).contains(&j.n_leaves),
+            (6..=max).contains(&j.n_leaves),
             "{}: {} leaves",
             j.name,
             j.n_leaves
         );
         hist[j.n_leaves] += 1;
     }
-    (0..=16)
+    (0..=max)
         .filter(|&n| hist[n] > 0)
         .map(|n| (n, hist[n]))
         .collect()
@@ -57,8 +57,18 @@ fn mass2(leaves: &[[f64; 4]], s: Subset) -> f64 {
 
 #[test]
 fn parton_jets_load_with_their_shower_history_as_full_binary_trees() {
-    let ds = load("pythia_parton.json");
-    assert_eq!(counts(&ds.jets), listed_counts(&ds.source));
+    for (file, max) in [("pythia_parton.json", 16), ("pythia_parton_500.json", 24)] {
+        parton_file_loads(file, max);
+    }
+    // The 500 GeV set has at least 100 jets of 17 to 24 partons.
+    let large = load("pythia_parton_500.json");
+    let big = large.jets.iter().filter(|j| j.n_leaves >= 17).count();
+    assert!(big >= 100, "{big} jets of 17 to 24 partons");
+}
+
+fn parton_file_loads(file: &str, max: usize) {
+    let ds = load(file);
+    assert_eq!(counts(&ds.jets, max), listed_counts(&ds.source));
     let mut forbidden = 0;
     for j in &ds.jets {
         let n = j.n_leaves;
@@ -89,7 +99,7 @@ fn parton_jets_load_with_their_shower_history_as_full_binary_trees() {
 #[test]
 fn hadron_jets_load_without_truth_trees() {
     let ds = load("pythia_hadron.json");
-    assert_eq!(counts(&ds.jets), listed_counts(&ds.source));
+    assert_eq!(counts(&ds.jets, 16), listed_counts(&ds.source));
     for j in &ds.jets {
         assert!(j.truth_tree.is_none(), "{}", j.name);
         // every pair of resolved subjets may merge: every tree has a finite likelihood
