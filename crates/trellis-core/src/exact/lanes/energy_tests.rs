@@ -87,7 +87,7 @@ fn correlation_models(sizes: impl IntoIterator<Item = usize>) -> Vec<(String, Co
     graph_models("hcc", sizes, [1.0, 2.5], CorrelationModel::new)
 }
 
-fn generator_models(lo: usize, hi: usize) -> Vec<(String, GinkgoGeneratorModel)> {
+pub(super) fn generator_models(lo: usize, hi: usize) -> Vec<(String, GinkgoGeneratorModel)> {
     let mut out = Vec::new();
     for (params, seed) in [(GinkgoParams::qcd(), 51), (GinkgoParams::w_jet(), 52)] {
         let ds = generate_dataset(&params, 6, lo, hi, seed, 200_000, "gen").unwrap();

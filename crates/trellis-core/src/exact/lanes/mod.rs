@@ -498,4 +498,6 @@ pub(super) fn build<E: Energy>(
 #[cfg(test)]
 mod energy_tests;
 #[cfg(test)]
+mod generator_tests;
+#[cfg(test)]
 mod tests;
