@@ -9,7 +9,7 @@ use anyhow::Result;
 use std::collections::HashMap;
 
 /// A property measure: `id`, words, and the number of violations.
-fn property(id: &str, what: &str, violations: usize) -> Measure {
+pub(crate) fn property(id: &str, what: &str, violations: usize) -> Measure {
     Measure::new(format!("property.{id}"), what, violations as f64)
 }
 
