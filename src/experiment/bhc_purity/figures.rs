@@ -52,7 +52,7 @@ pub fn draw(results: &Results, out: &Path) -> Result<()> {
             reps.first().copied().flatten().unwrap_or(0)
         ),
         rows,
-        series_names: vec!["ours".into(), "paper (lead's transcription)".into()],
+        series_names: vec!["ours".into(), "paper (transcribed, unchecked)".into()],
         x_label: "dendrogram purity".into(),
         range_label: String::new(),
         x_range: Some((0.0, 1.0)),

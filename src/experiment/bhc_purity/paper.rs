@@ -1,8 +1,8 @@
 //! Heller & Ghahramani (2005), Table 1: dendrogram purity, mean ± standard error over
 //! repetitions, of single, complete and average linkage and BHC.
 //!
-//! These values are the project lead's transcription of the table; the paper's text could not
-//! be read here to confirm them (experiments/bhc_purity/README.md says what was and was not
+//! These values are transcribed from the published table without a copy at hand; the paper's
+//! text could not be read here to confirm them (experiments/bhc_purity/README.md says what was and was not
 //! confirmed).
 
 /// The paper's rows (data sets), as `[[bhc_purity.datasets]] paper = ...` names them.
