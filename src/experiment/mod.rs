@@ -86,6 +86,7 @@ registry! {
     board => Board,
     astar => Astar,
     pythia_jets => PythiaJets,
+    bhc => Bhc,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
