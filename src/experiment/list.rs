@@ -275,7 +275,7 @@ mod tests {
         let c = Catalog::builtin();
         let file = read_catalog(&crate_dir().join("experiments/catalog.toml")).unwrap();
         assert_eq!(c.config, file);
-        assert_eq!(c.paper.len(), 4);
+        assert_eq!(c.paper.len(), 5);
         let (e, p) = c.entry("jets").unwrap();
         assert!(e.reproduces.contains("Table 1"));
         assert!(p.unwrap().citation.contains("AISTATS"));
