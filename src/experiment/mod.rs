@@ -87,6 +87,7 @@ registry! {
     astar => Astar,
     pythia_jets => PythiaJets,
     bhc_purity => BhcPurity,
+    bhc => Bhc,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -15,41 +15,13 @@
 use super::measures::distinct;
 use super::{PydtConfig, PydtSection, Source};
 use crate::experiment::chart::{
-    format_number, format_number_exact, save_chart, BarChart, BarSeries, Chart, DotRangeChart, DotRangeRow, LineChart, LineSeries,
+    format_number, format_number_exact, save_chart, BarChart, Column, Row, BarSeries, DotRangeChart, DotRangeRow, LineChart, LineSeries,
     TimeDendrogramChart, TimeTreePanel,
 };
 use crate::experiment::kind::{Caption, Results};
 use crate::experiment::table::{f64_column, str_column, u64_column};
 use anyhow::{bail, Result};
-use plotters::coord::Shift;
-use plotters::prelude::{DrawingArea, DrawingBackend};
 use std::path::Path;
-
-/// Charts of one type side by side, equally wide.
-struct Row<'a, C: Chart>(Vec<&'a C>);
-
-impl<C: Chart> Chart for Row<'_, C> {
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
-        let cells = area.split_evenly((1, self.0.len().max(1)));
-        for (chart, cell) in self.0.iter().zip(&cells) {
-            chart.draw(cell)?;
-        }
-        Ok(())
-    }
-}
-
-/// Charts of one type stacked, equally high.
-struct Column<'a, C: Chart>(Vec<&'a C>);
-
-impl<C: Chart> Chart for Column<'_, C> {
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<()> {
-        let cells = area.split_evenly((self.0.len().max(1), 1));
-        for (chart, cell) in self.0.iter().zip(&cells) {
-            chart.draw(cell)?;
-        }
-        Ok(())
-    }
-}
 
 /// The name of the MAP objective of `maps.parquet` row `row`: log p(X, T, t) when its
 /// `time_density` is "t", else log p(X, T, s) (tables without the column: the s-density).
