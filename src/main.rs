@@ -117,8 +117,9 @@ enum Command {
         /// The data file: a jets .json, a points table (CSV, TSV, `;` with decimal commas, R's
         /// and pandas' exports), or (with --similarity or --distance) a square matrix.
         file: PathBuf,
-        /// Methods, comma-separated (trellis, sparse, beam, greedy, average_linkage, kt,
-        /// cambridge_aachen, anti_kt, mpost2, mgreedy, ddt, pydt); default all that apply.
+        /// Methods, comma-separated (trellis, sparse, beam, greedy, average_linkage,
+        /// average_euclidean, ward, kt, cambridge_aachen, anti_kt, mpost2, mgreedy, ddt, pydt,
+        /// truth, bhc, brt); default all that apply but bhc and brt (points only; asked by name).
         #[arg(long, value_delimiter = ',')]
         methods: Option<Vec<String>>,
         #[command(flatten)]

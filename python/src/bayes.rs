@@ -80,7 +80,7 @@ fn whiten(w: &Whitening, rows: &[Vec<f64>]) -> Result<Vec<Vec<f64>>, String> {
 }
 
 /// The value called `name` in `known`, or a one-line error listing the names.
-fn choose<T: Copy>(what: &str, name: &str, known: &[(&'static str, T)]) -> PyResult<T> {
+pub(crate) fn choose<T: Copy>(what: &str, name: &str, known: &[(&'static str, T)]) -> PyResult<T> {
     let hit = known.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
     hit.ok_or_else(|| {
         let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
@@ -230,10 +230,10 @@ impl CoalescentFit {
 type PickledHistory = (usize, Vec<(usize, usize, f64)>);
 
 /// What `__reduce__` returns: a constructor and its arguments.
-type Reduced<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>);
+pub(crate) type Reduced<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>);
 
 /// `(T._from_pickle, state)`.
-fn reduced<'py, T: pyo3::PyTypeInfo>(
+pub(crate) fn reduced<'py, T: pyo3::PyTypeInfo>(
     py: Python<'py>,
     state: Bound<'py, PyTuple>,
 ) -> PyResult<Reduced<'py>> {

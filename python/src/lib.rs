@@ -5,6 +5,7 @@
 
 mod bayes;
 mod bhc;
+mod bhc_exact;
 mod clusters;
 mod convert;
 mod cost;
@@ -444,6 +445,10 @@ fn _trellis_lab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit::lambda_curve, m)?)?;
     m.add_class::<bhc::BhcFit>()?;
     m.add_function(wrap_pyfunction!(bhc::bhc, m)?)?;
+    m.add_class::<bhc_exact::BrtFit>()?;
+    m.add_function(wrap_pyfunction!(bhc_exact::brt, m)?)?;
+    m.add_class::<bhc_exact::BhcExact>()?;
+    m.add_function(wrap_pyfunction!(bhc_exact::bhc_exact, m)?)?;
     m.add_class::<more::Flat>()?;
     m.add_function(wrap_pyfunction!(more::generate_jets, m)?)?;
     m.add_function(wrap_pyfunction!(more::average_linkage, m)?)?;

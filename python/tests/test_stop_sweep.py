@@ -65,6 +65,9 @@ CALLS = {
     "lambda_curve": lambda: tl.lambda_curve(jets, np.linspace(0.5, 5, 40)),
     "standardize": lambda: tl.standardize(wide32),
     "average_linkage": lambda: tl.average_linkage(S5000),
+    "bhc": lambda: tl.bhc(X3000),
+    "brt": lambda: tl.brt(X3000),
+    "bhc_exact": lambda: tl.bhc_exact(points(21)),
 }
 
 def once(call, delay):
@@ -119,7 +122,7 @@ def test_every_long_call_stops_within_half_a_second_of_ctrl_c():
     )
     assert r.returncode == 0, r.stderr[-3000:]
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 22 * len(DELAYS), r.stdout + r.stderr[-2000:]
+    assert len(rows) == 25 * len(DELAYS), r.stdout + r.stderr[-2000:]
     report = "\n".join(
         f"{x['call']:28s} at {x['delay']:.2f} s: {x['status']}, "
         + (f"{x['latency']:.3f} s after" if x["latency"] is not None else "no signal")

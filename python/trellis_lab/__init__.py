@@ -17,7 +17,9 @@ configs run through the `trellis-lab` executable: `read_results`, `run`, `check`
 import collections.abc as _abc
 
 from ._trellis_lab import (
+    BhcExact,
     BhcFit,
+    BrtFit,
     CancelledError,
     CancelToken,
     Clusters,
@@ -33,6 +35,8 @@ from ._trellis_lab import (
     average_linkage,
     beam,
     bhc,
+    bhc_exact,
+    brt,
     coalescent,
     exact_trellis,
     fit_lambda,
@@ -56,7 +60,9 @@ from .results import CommandError, Results, check, read_results, run
 _abc.Sequence.register(Clusters)
 
 __all__ = [
+    "BhcExact",
     "BhcFit",
+    "BrtFit",
     "CancelledError",
     "CancelToken",
     "Clusters",
@@ -74,6 +80,8 @@ __all__ = [
     "average_linkage",
     "beam",
     "bhc",
+    "bhc_exact",
+    "brt",
     "check",
     "coalescent",
     "exact_trellis",

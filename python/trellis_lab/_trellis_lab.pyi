@@ -458,6 +458,101 @@ class BhcFit:
         the root down, a node with r_k >= 0.5 is a cluster."""
     def coclustering(self) -> npt.NDArray[np.float64]:
         """P(rows i and j in one cluster) under the posterior over the tree's cuts, (n, n)."""
+    def __eq__(self, other: object, /) -> bool:
+        """The same model, alpha and nodes (every number bit for bit)."""
+
+@final
+class BrtFit:
+    """A greedy Bayesian rose tree: the tree (any number of children per node) and log p(D|T)."""
+
+    @property
+    def model(self) -> Literal["gaussian", "bernoulli", "multinomial"]:
+        """The cluster model: "gaussian", "bernoulli" or "multinomial"."""
+    @property
+    def gamma(self) -> float:
+        """BRT's gamma: a node with k children is one cluster with prior 1 - (1 - gamma)^(k - 1)."""
+    @property
+    def tree(self) -> Tree:
+        """The rose tree (leaves 0..n are the rows; heights are cluster sizes)."""
+    @property
+    def log_p_tree(self) -> float:
+        """log p(D | T), BRT's marginal likelihood of the tree."""
+    @property
+    def ops(self) -> list[Literal["join", "absorb", "collapse"]]:
+        """The greedy operations in the order applied: "join", "absorb" or "collapse"."""
+
+def brt(
+    data: npt.ArrayLike,
+    model: Literal["gaussian", "bernoulli", "multinomial"] = "gaussian",
+    *,
+    gamma: SupportsFloat = 0.5,
+    cancel: Optional[CancelToken] = None,
+) -> BrtFit:
+    """Greedy Bayesian rose trees (Blundell, Teh & Heller 2010) on the rows of `data`."""
+
+@final
+class BhcExact:
+    """The exact answers beside BHC on one data set, and the gaps of a greedy BHC fit to them
+    (every bound on the DPM evidence's scale, log[Gamma(alpha)/Gamma(N+alpha) f])."""
+
+    @property
+    def model(self) -> Literal["gaussian", "bernoulli", "multinomial"]:
+        """The cluster model."""
+    @property
+    def alpha(self) -> float:
+        """The DP concentration alpha."""
+    @property
+    def log_evidence(self) -> float:
+        """log p(D), the DPM evidence: the sum over all Bell(n) partitions."""
+    @property
+    def map_partition(self) -> npt.NDArray[np.int64]:
+        """Labels (int64, numbered by lowest row) of the MAP partition."""
+    @property
+    def map_log_posterior(self) -> float:
+        """log P(MAP partition | D)."""
+    def coclustering(self) -> npt.NDArray[np.float64]:
+        """P(rows i and j in one cluster | D) over all partitions, (n, n)."""
+    @property
+    def best_tree(self) -> Tree:
+        """The best binary tree under BHC's objective (the first split in subset order at ties)."""
+    @property
+    def best_log_bound(self) -> float:
+        """The best tree's bound: log[Gamma(alpha)/Gamma(N+alpha) max_T f(T)]."""
+    @property
+    def mean_log_bound(self) -> float:
+        """The average tree's: log[Gamma(alpha)/Gamma(N+alpha) mean_T f(T)] over all (2n-3)!! trees."""
+    @property
+    def greedy_log_bound(self) -> float:
+        """The greedy fit's lower bound (its `log_lower_bound`)."""
+    @property
+    def gap_evidence_greedy(self) -> float:
+        """log p(D) - greedy_log_bound >= 0: the evidence the greedy tree's cuts miss."""
+    @property
+    def gap_evidence_best(self) -> float:
+        """log p(D) - best_log_bound >= 0: the evidence even the best tree misses."""
+    @property
+    def gap_best_greedy(self) -> float:
+        """best_log_bound - greedy_log_bound >= 0: how far the greedy tree is from the best."""
+    @property
+    def greedy_is_best(self) -> bool:
+        """Whether the greedy tree is a best tree (the same clusters)."""
+    @property
+    def ari_cut_map(self) -> float:
+        """Adjusted Rand index of the greedy fit's r_k < 0.5 cut against the MAP partition."""
+    @property
+    def coclustering_max_abs_diff(self) -> float:
+        """Largest |P_BHC(i~j) - P_DPM(i~j)| over pairs i < j (the greedy tree's cuts against all
+        partitions)."""
+
+def bhc_exact(
+    data: npt.ArrayLike,
+    model: Literal["gaussian", "bernoulli", "multinomial"] = "gaussian",
+    *,
+    alpha: SupportsFloat = 1.0,
+    fit: Optional[BhcFit] = None,
+    cancel: Optional[CancelToken] = None,
+) -> BhcExact:
+    """The exact answers beside BHC on the rows of `data` (at most 22)."""
 
 def bhc(
     data: npt.ArrayLike,

@@ -65,6 +65,19 @@ impl DataKind {
             ),
             (k, _) => k,
         };
+        let bayes = opts
+            .methods
+            .iter()
+            .flatten()
+            .find(|m| matches!(m.as_str(), "bhc" | "brt"));
+        if let (Some(m), DataKind::Similarity | DataKind::Distance | DataKind::Jets) = (bayes, kind)
+        {
+            let held = match kind {
+                DataKind::Jets => "a jets file",
+                _ => "a similarity or distance matrix",
+            };
+            bail!("--methods {m}: BHC and BRT need points (rows of features) and {} holds {held}; pass the points table itself (CSV/TSV, no --similarity/--distance) or drop bhc and brt from --methods", file.display());
+        }
         let what = match kind {
             DataKind::Points => return Ok(kind),
             DataKind::Jets => "a jets file (.json) has no columns",
@@ -238,10 +251,10 @@ pub fn exact_limit(
         Work::Jets
     } else {
         Work::Board {
-            trees: opts
-                .methods
-                .as_ref()
-                .map_or(super::board::methods::BoardMethod::ALL.len(), Vec::len),
+            trees: opts.methods.as_ref().map_or(
+                super::board::methods::BoardMethod::default_methods().len(),
+                Vec::len,
+            ),
             rank_cap: 1_000_000,
         }
     };
@@ -387,6 +400,17 @@ fn points_keys(opts: &Options, d: &Decisions) -> String {
     t
 }
 
+/// The commented keys of BHC and BRT in a points config.
+const BAYES_KEYS: &str = "# BHC and Bayesian rose trees (points only) run when listed: methods = [..., \"bhc\", \"brt\"].\n\
+# Beta-Bernoulli when every value is 0 or 1, else a NIW Gaussian on the table as read:\n\
+# [board.bhc]\n\
+# alpha = 1.0        # BHC's DP concentration\n\
+# gamma = 0.5        # BRT's gamma in (0, 1]\n\
+# kappa0 = 0.1       # Gaussian: kappa0; S0 = scale diag(var), nu0 = D + 2, m0 = the data mean\n\
+# scale = 0.25\n\
+# strength = 2.0     # Beta-Bernoulli: the prior's strength around each feature's frequency\n\
+# max_points = 2000\n";
+
 /// The text of a board config that runs every method (or `opts.methods`) on `file`, with the
 /// exact trellis up to `limit` leaves and the reader's decisions `d`.
 pub fn board_config(
@@ -425,7 +449,7 @@ pub fn board_config(
             m.iter().map(|x| quoted(x)).collect::<Vec<_>>().join(", ")
         )),
         None => t.push_str(
-            "# methods = [\"trellis\", \"beam\", \"greedy\", \"average_linkage\"]   # default: all, where they apply\n",
+            "# methods = [\"trellis\", \"beam\", \"greedy\", \"average_linkage\"]   # default: all, where they apply, but bhc and brt\n",
         ),
     }
     t.push_str(
@@ -438,6 +462,8 @@ pub fn board_config(
     ));
     if kind == DataKind::Points {
         t.push_str(&points_keys(opts, d));
+        t.push('\n');
+        t.push_str(BAYES_KEYS);
     }
     t
 }

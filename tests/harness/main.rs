@@ -2,6 +2,7 @@
 //! command line end to end, configs, determinism, faults, the report, shards, shipped text,
 //! Table 1, user data. The algorithms' own tests live in `crates/trellis-core/tests/`.
 
+mod bayes_board;
 mod cli;
 mod common;
 mod configs;

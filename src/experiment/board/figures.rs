@@ -51,7 +51,7 @@ fn heatmap_width(cols: usize) -> u32 {
 }
 
 /// The fixed colour of a method in every board chart (its place in [`BoardMethod::ALL`], in a
-/// palette of 16 distinct colours).
+/// palette of 18 distinct colours).
 ///
 /// [`BoardMethod::ALL`]: super::methods::BoardMethod::ALL
 pub(super) fn method_color(name: &str) -> RGBColor {

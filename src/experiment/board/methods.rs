@@ -73,11 +73,15 @@ pub enum BoardMethod {
     Pydt,
     /// The generator's tree (jets).
     Truth,
+    /// Bayesian hierarchical clustering, greedy (points; [`super::bayes`]).
+    Bhc,
+    /// Greedy Bayesian rose trees (points; [`super::bayes`]).
+    Brt,
 }
 
 impl BoardMethod {
-    /// Every method, in table and chart order.
-    pub const ALL: [BoardMethod; 15] = [
+    /// Every method, in table and chart order (a method's place is its colour in every chart).
+    pub const ALL: [BoardMethod; 17] = [
         BoardMethod::Trellis,
         BoardMethod::Sparse,
         BoardMethod::Beam,
@@ -93,7 +97,24 @@ impl BoardMethod {
         BoardMethod::Ddt,
         BoardMethod::Pydt,
         BoardMethod::Truth,
+        BoardMethod::Bhc,
+        BoardMethod::Brt,
     ];
+
+    /// Whether the method runs only when listed by name (BHC and BRT): `board.methods` left
+    /// out runs every other one ([`BoardMethod::default_methods`]), so that the runs and
+    /// accepted numbers of configs written before them stay as they were.
+    pub fn asked_by_name(self) -> bool {
+        matches!(self, BoardMethod::Bhc | BoardMethod::Brt)
+    }
+
+    /// The methods a board runs when `board.methods` is not given.
+    pub fn default_methods() -> Vec<BoardMethod> {
+        BoardMethod::ALL
+            .into_iter()
+            .filter(|m| !m.asked_by_name())
+            .collect()
+    }
 
     /// The name in configs and tables.
     pub fn name(self) -> &'static str {
@@ -113,6 +134,8 @@ impl BoardMethod {
             BoardMethod::Ddt => "ddt",
             BoardMethod::Pydt => "pydt",
             BoardMethod::Truth => "truth",
+            BoardMethod::Bhc => "bhc",
+            BoardMethod::Brt => "brt",
         }
     }
 
@@ -134,6 +157,8 @@ impl BoardMethod {
             BoardMethod::Ddt => "DDT",
             BoardMethod::Pydt => "PYDT",
             BoardMethod::Truth => "Truth",
+            BoardMethod::Bhc => "BHC",
+            BoardMethod::Brt => "BRT",
         }
     }
 
@@ -201,6 +226,7 @@ impl BoardMethod {
                 "N = {n} is above board.pydt.max_points = {}",
                 s.pydt.max_points
             )),
+            BoardMethod::Bhc | BoardMethod::Brt => super::bayes::applies(inst, s),
             BoardMethod::Truth => match &inst.data {
                 InstanceData::Jet(j) if j.truth_tree.is_some() => Ok(()),
                 _ => Err("no generator tree".into()),
@@ -234,24 +260,43 @@ pub struct Built {
     /// The tree over the instance's points.
     pub tree: Hierarchy,
     /// The method's own objective (the coalescent's log joint, the diffusion tree's
-    /// log p(X, T, s)); the energy methods' value is their energy, recorded elsewhere.
+    /// log p(X, T, s), BHC's and BRT's log p(D|T)); the energy methods' value is their energy,
+    /// recorded elsewhere.
     pub own_objective: Option<f64>,
+    /// Further numbers of the method's own, as `(metric, value)` rows (BHC's lower bound).
+    pub extra: Vec<(String, f64)>,
+    /// What a reader of the tree should know about how it was built (BHC's model), or empty.
+    pub note: String,
+}
+
+impl Built {
+    /// A tree with no objective of its own.
+    pub fn of(tree: Hierarchy) -> Built {
+        Built {
+            tree,
+            own_objective: None,
+            extra: Vec::new(),
+            note: String::new(),
+        }
+    }
+
+    /// The same with the method's own objective.
+    pub fn with_objective(self, v: f64) -> Built {
+        Built {
+            own_objective: Some(v),
+            ..self
+        }
+    }
 }
 
 /// Runs `method` on `inst` (which it must [`BoardMethod::applies`] to); `seed` is the job's.
 pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) -> Result<Built> {
     let plain = |t: Tree| -> Result<Built> {
-        Ok(Built {
-            tree: Hierarchy::from_tree(&t)?,
-            own_objective: None,
-        })
+        Ok(Built::of(Hierarchy::from_tree(&t)?))
     };
     match method {
         m if m.uses_energy() => match super::wide::WideEnergy::of(inst)? {
-            Some(e) => Ok(Built {
-                tree: e.best_tree(m, s)?,
-                own_objective: None,
-            }),
+            Some(e) => Ok(Built::of(e.best_tree(m, s)?)),
             None => plain(super::energy::best_tree(m, inst, s)?),
         },
         BoardMethod::AverageLinkage => {
@@ -273,10 +318,7 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
             }
             match inst.similarities() {
                 // The core crate's function, which Python's average_linkage calls too.
-                Some(sim) => Ok(Built {
-                    tree: scipy_average_linkage(sim, n)?,
-                    own_objective: None,
-                }),
+                Some(sim) => Ok(Built::of(scipy_average_linkage(sim, n)?)),
                 None if n == 1 => plain(Tree::leaf(0)),
                 None => linkage(euclidean_distances(&features(inst)?), n, kodama::Method::Average),
             }
@@ -327,10 +369,7 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
             let f = fit(m, &xw, ln_det_half, &ms, seed)?;
             let h = f.best();
             let joint = crate::coalescent::history::ln_joint(h, &xw, ln_det_half)?;
-            Ok(Built {
-                tree: copies.extend(Hierarchy::from_history(h)?)?,
-                own_objective: Some(joint),
-            })
+            Ok(Built::of(copies.extend(Hierarchy::from_history(h)?)?).with_objective(joint))
         }
         BoardMethod::Ddt | BoardMethod::Pydt => {
             let (x, copies) = distinct_features(inst, method, s)?;
@@ -346,11 +385,9 @@ pub fn build(method: BoardMethod, inst: &Instance, s: &BoardSection, seed: u64) 
                 ..SearchSettings::default()
             };
             let r = greedy_search(&obs, &params, &settings, &mut StdRng::seed_from_u64(seed))?;
-            Ok(Built {
-                tree: copies.extend(Hierarchy::from_pydt(&r.tree)?)?,
-                own_objective: Some(r.objective),
-            })
+            Ok(Built::of(copies.extend(Hierarchy::from_pydt(&r.tree)?)?).with_objective(r.objective))
         }
+        BoardMethod::Bhc | BoardMethod::Brt => super::bayes::build(method, inst, s),
         BoardMethod::Truth => {
             let InstanceData::Jet(jet) = &inst.data else {
                 bail!("only generated jets carry their tree");
@@ -444,10 +481,7 @@ pub fn euclidean_distances(x: &[Vec<f64>]) -> Vec<f64> {
 /// `method` (SciPy's algorithms: the nearest-neighbour chain for average and Ward linkage).
 fn linkage(mut d: Vec<f64>, n: usize, method: kodama::Method) -> Result<Built> {
     let dendrogram = kodama::linkage(&mut d, n, method);
-    Ok(Built {
-        tree: Hierarchy::from_linkage(&dendrogram)?,
-        own_objective: None,
-    })
+    Ok(Built::of(Hierarchy::from_linkage(&dendrogram)?))
 }
 
 /// The rows `x` whitened for Φ = σ² I, and ½ log|Φ|: what the Cholesky factor of Φ gives (the

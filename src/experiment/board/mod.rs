@@ -1,7 +1,8 @@
 //! `kind = "board"`: every tree-building method on every dataset, under the same metrics, with
 //! the time and memory each took: the exact trellis (where N allows), the sparse trellis, beam
 //! search, greedy, average linkage, the jet algorithms kt / Cambridge-Aachen / anti-kt, the
-//! Kingman-coalescent MPOST2 and MGREEDY, and the DDT and PYDT.
+//! Kingman-coalescent MPOST2 and MGREEDY, and the DDT and PYDT; and, asked for by name, BHC and
+//! greedy Bayesian rose trees on points ([`bayes`]).
 //!
 //! Config: `[board]` ([`BoardSection`]) with `[[board.datasets]]` ([`data::DatasetSpec`]).
 //! Each dataset is judged by its split energy ([`energy`]): Ginkgo log-likelihood (jets), HCC
@@ -38,6 +39,7 @@
 //!   `tree_<dataset>_<method>.png/.svg`: each method's tree as a dendrogram, for datasets of one
 //!   instance of at most 300 points (a user's file), leaves named and coloured by class.
 
+pub mod bayes;
 pub mod data;
 #[cfg(test)]
 mod data_tests;
@@ -78,7 +80,8 @@ pub struct BoardConfig {
 pub struct BoardSection {
     /// `[[board.datasets]]`.
     pub datasets: Vec<DatasetSpec>,
-    /// Methods to run where they apply (default: all of them).
+    /// Methods to run where they apply (default: all of them but `bhc` and `brt`, which are
+    /// listed by name; [`BoardMethod::default_methods`]).
     #[serde(default = "all_methods")]
     pub methods: Vec<BoardMethod>,
     /// Largest N the exact trellis runs on (and posterior ranks are computed for); default 12.
@@ -113,6 +116,9 @@ pub struct BoardSection {
     /// `[board.pydt]`: DDT / PYDT.
     #[serde(default)]
     pub pydt: PydtPart,
+    /// `[board.bhc]`: BHC / BRT.
+    #[serde(default)]
+    pub bhc: bayes::BhcPart,
 }
 
 fn revenue() -> crate::search::MergeScore {
@@ -179,7 +185,7 @@ impl Default for PydtPart {
 }
 
 fn all_methods() -> Vec<BoardMethod> {
-    BoardMethod::ALL.to_vec()
+    BoardMethod::default_methods()
 }
 
 fn twelve() -> usize {
@@ -263,7 +269,7 @@ impl BoardSection {
         if p.iterations > 10_000 {
             return Err("board.pydt.iterations must be at most 10000".into());
         }
-        Ok(())
+        self.bhc.validate()
     }
 }
 

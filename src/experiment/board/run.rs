@@ -76,6 +76,9 @@ pub fn score(
     let wide = super::wide::WideEnergy::of(inst).with_context(what)?;
     let binary = tree.to_tree().ok();
     let mut notes: Vec<String> = Vec::new();
+    if !built.note.is_empty() {
+        notes.push(built.note.clone());
+    }
     if m.needs_distinct_points(s) {
         if let Ok(x) = super::methods::features(inst) {
             let k = super::methods::Copies::of(&x).pairs().len();
@@ -156,6 +159,7 @@ pub fn score(
     if let Some(v) = built.own_objective {
         metrics.push(("own_objective".into(), Some(v)));
     }
+    metrics.extend(built.extra.iter().map(|(k, v)| (k.clone(), Some(*v))));
     Ok(Scored {
         seconds,
         peak_bytes,
@@ -362,6 +366,9 @@ pub fn run(s: &BoardSection, ctx: &mut RunContext) -> Result<()> {
     ctx.manifest.set("datasets", order);
     let methods: Vec<&str> = s.methods.iter().map(|m| m.name()).collect();
     ctx.manifest.set("methods", methods);
+    if let Some(v) = super::bayes::manifest(&insts, s) {
+        ctx.manifest.set("bhc", v);
+    }
     Ok(())
 }
 

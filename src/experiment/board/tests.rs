@@ -27,6 +27,10 @@ fn bad_configs_get_one_line_errors_naming_the_key() {
         ("[board]\nbeam_size = 0\n", "board.beam_size"),
         ("[board]\nmax_search_seconds = 0.0\n", "board.max_search_seconds"),
         ("[board.pydt]\nalpha = 1.5\n", "board.pydt"),
+        ("[board.bhc]\ngamma = 1.5\n", "board.bhc.gamma"),
+        ("[board.bhc]\nalpha = 0.0\n", "board.bhc.alpha"),
+        ("[board.bhc]\nmax_points = 0\n", "board.bhc.max_points"),
+        ("[board.bhc]\nbeta = 1.0\n", "beta"),
         (
             "[board.coalescent]\nparticles = 0\n",
             "board.coalescent.particles",
@@ -53,7 +57,7 @@ fn every_method_runs_where_it_applies_and_never_beats_the_exact_map() {
     let rows = rows(&results).unwrap();
     // Jets: every method ran on every jet (pydt may give a multifurcating tree, which the
     // binary likelihood does not score, so it is counted by its own objective).
-    for m in BoardMethod::ALL {
+    for m in BoardMethod::default_methods() {
         let on_jets = rows
             .iter()
             .filter(|r| r.dataset == "jets" && r.method == m.name())

@@ -114,18 +114,21 @@ pub fn qualitative_color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// A qualitative palette of 16 distinct colours for when categories need one
+/// A qualitative palette of 18 distinct colours for when categories need one
 /// fixed colour each beyond ten (e.g. a method across all of a kind's
 /// figures): the "Tableau 10" of [`qualitative_color`] followed by navy,
-/// black, magenta, dark teal, maroon and spring green; colour `i` repeats every 16.
+/// black, magenta, dark teal, maroon, spring green, gold and olive; colour `i`
+/// repeats every 18.
 pub fn distinct_color(i: usize) -> RGBColor {
-    const EXTRA: [(u8, u8, u8); 6] = [
+    const EXTRA: [(u8, u8, u8); 8] = [
         (0, 0, 128),
         (0, 0, 0),
         (200, 0, 200),
         (0, 100, 100),
         (128, 0, 0),
         (0, 200, 100),
+        (255, 215, 0),
+        (128, 128, 0),
     ];
     match i % (10 + EXTRA.len()) {
         k if k < 10 => qualitative_color(k),
@@ -169,9 +172,9 @@ mod tests {
     }
 
     #[test]
-    fn distinct_colors_differ_for_sixteen_categories() {
-        let c: Vec<RGBColor> = (0..16).map(distinct_color).collect();
-        for i in 0..16 {
+    fn distinct_colors_differ_for_eighteen_categories() {
+        let c: Vec<RGBColor> = (0..18).map(distinct_color).collect();
+        for i in 0..18 {
             for j in 0..i {
                 let d = |a: u8, b: u8| (f64::from(a) - f64::from(b)).powi(2);
                 let dist = (d(c[i].0, c[j].0) + d(c[i].1, c[j].1) + d(c[i].2, c[j].2)).sqrt();
@@ -179,6 +182,6 @@ mod tests {
             }
         }
         assert_eq!(distinct_color(3), qualitative_color(3));
-        assert_eq!(distinct_color(16), distinct_color(0));
+        assert_eq!(distinct_color(18), distinct_color(0));
     }
 }

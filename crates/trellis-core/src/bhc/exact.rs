@@ -64,6 +64,32 @@ fn check_exact_size(n: usize) -> Result<(), BhcError> {
     Ok(())
 }
 
+/// The exact DPM posterior and the best and average BHC trees of `model` under concentration
+/// `alpha`, from one table of the `2^N` cluster energies (what [`compare`] compares a greedy
+/// run with). Errors above `min(`[`MAX_EXACT_POINTS`]`,` [`MAX_TREE_DP_POINTS`]`)` points;
+/// stops at the caller's cancellation ([`BhcError::Cancelled`]).
+pub fn exact_answers<M: ConjugateModel>(
+    model: &M,
+    alpha: f64,
+) -> Result<(DpmExact, BestTrees), BhcError> {
+    let energy = DpmEnergy::new(model, alpha)?;
+    let n = model.n_points();
+    check_exact_size(n)?;
+    let table = energy.log_energy_table().map_err(cancelled)?;
+    let trellis = FlatTrellis::build(&TableEnergy { n, table: &table }).map_err(cancelled)?;
+    let dpm = dpm_from_trellis(&energy, &trellis);
+    let trees = best_bhc_tree(&table, n)?;
+    Ok((dpm, trees))
+}
+
+/// A flat-trellis error as a BHC error, its cancellation as [`BhcError::Cancelled`].
+fn cancelled(e: crate::flat::FlatError) -> BhcError {
+    match e {
+        crate::flat::FlatError::Cancelled => BhcError::Cancelled,
+        e => BhcError::Flat(e),
+    }
+}
+
 /// Greedy BHC against the exact answers on the same data. Every `log` bound is on the DPM
 /// evidence's scale (`ln Γ(α) − ln Γ(N+α)` added to `log f`); gaps are in nats.
 #[derive(Clone, Debug)]
@@ -113,14 +139,28 @@ pub struct BhcComparison {
 /// `alpha` and compares them. Errors above `min(`[`MAX_EXACT_POINTS`]`,`
 /// [`MAX_TREE_DP_POINTS`]`)` points.
 pub fn compare<M: ConjugateModel>(model: &M, alpha: f64) -> Result<BhcComparison, BhcError> {
+    DpmEnergy::new(model, alpha)?;
+    check_exact_size(model.n_points())?;
+    compare_run(model, bhc_greedy(model, alpha)?)
+}
+
+/// [`compare`] for a greedy run made before (`greedy`, on the points of `model`, with its own
+/// `alpha`). Errors when the run's size is not the model's, or above the limit of [`compare`].
+pub fn compare_run<M: ConjugateModel>(
+    model: &M,
+    greedy: BhcResult,
+) -> Result<BhcComparison, BhcError> {
+    let alpha = greedy.alpha;
     let energy = DpmEnergy::new(model, alpha)?;
     let n = model.n_points();
-    check_exact_size(n)?;
-    let greedy = bhc_greedy(model, alpha)?;
-    let table = energy.log_energy_table()?;
-    let trellis = FlatTrellis::build(&TableEnergy { n, table: &table })?;
-    let dpm = dpm_from_trellis(&energy, &trellis);
-    let trees = best_bhc_tree(&table, n)?;
+    if greedy.n != n || greedy.nodes.len() + 1 != 2 * n {
+        return Err(BhcError::BadParameter {
+            name: "greedy run's points",
+            value: greedy.n as f64,
+            expected: "a run on the model's own points",
+        });
+    }
+    let (dpm, trees) = exact_answers(model, alpha)?;
     let c = energy.log_prior_constant();
     let greedy_tree = greedy.tree().expect("at most 64 points");
     let tree_trellis = TreeFlatTrellis::build(&energy, &greedy_tree)?;

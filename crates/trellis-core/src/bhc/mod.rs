@@ -243,7 +243,42 @@ impl<M: ConjugateModel> ClusterEnergy for DpmEnergy<'_, M> {
         let points: Vec<usize> = c.iter().collect();
         self.log_g(points.len(), &self.model.stat_of(&points))
     }
+
+    /// The table of [`ClusterEnergy::log_energy`] over all `2^N` subsets (the same values), a
+    /// block of [`TABLE_BLOCK`] subsets at a time in parallel, checking for cancellation between
+    /// blocks (an `O(N D²)` statistic per subset: seconds at N = 22).
+    fn log_energy_table(&self) -> Result<Vec<f64>, FlatError> {
+        use rayon::prelude::*;
+        let cancel = crate::cancel::Cancel::new();
+        let n = self.model.n_points();
+        crate::model::error::check_table_size(n)?;
+        let size = 1u64 << n;
+        let mut table = Vec::with_capacity(size as usize);
+        let mut start = 0u64;
+        while start < size {
+            if cancel.is_cancelled() {
+                return Err(FlatError::Cancelled);
+            }
+            let end = (start + TABLE_BLOCK).min(size);
+            let block: Vec<f64> = (start..end)
+                .into_par_iter()
+                .map(|b| {
+                    if b == 0 {
+                        0.0
+                    } else {
+                        self.log_energy(Subset(b))
+                    }
+                })
+                .collect();
+            table.extend(block);
+            start = end;
+        }
+        Ok(table)
+    }
 }
+
+/// Subsets per block of [`DpmEnergy`]'s energy table between cancellation checks.
+const TABLE_BLOCK: u64 = 1 << 14;
 
 /// `ln Γ_d(x)`, the multivariate log-gamma function:
 /// `d(d−1)/4 ln π + Σ_{j=1..d} ln Γ(x + (1 − j)/2)`.

@@ -366,3 +366,42 @@ fn greedy_brt_scores_its_tree_and_is_below_the_best_rose_tree() {
     )
     .is_err());
 }
+
+#[test]
+fn the_blocked_energy_table_is_every_subset_energy_and_stops_when_cancelled() {
+    // 15 points: two blocks of the table.
+    let x = real(15, 2, 4);
+    let m = NormalInverseWishart::from_data(&x, 0.1, 0.25).unwrap();
+    let e = DpmEnergy::new(&m, 1.3).unwrap();
+    let table = e.log_energy_table().unwrap();
+    assert_eq!(table, g_table(&m, 1.3));
+    let handle = crate::cancel::CancelHandle::new();
+    handle.cancel();
+    let token = handle.token();
+    crate::cancel::scope(&token, || {
+        assert_eq!(e.log_energy_table(), Err(crate::flat::FlatError::Cancelled));
+        assert!(matches!(
+            best_bhc_tree(&table, 15),
+            Err(BhcError::Cancelled)
+        ));
+        assert!(matches!(
+            super::exact::exact_answers(&m, 1.3),
+            Err(BhcError::Cancelled)
+        ));
+    });
+}
+
+#[test]
+fn a_comparison_of_an_earlier_run_is_the_comparison() {
+    let x = binary(9, 5, 2);
+    let m = BetaBernoulli::from_data(&x, 2.0).unwrap();
+    let a = compare(&m, 0.7).unwrap();
+    let b = super::exact::compare_run(&m, bhc_greedy(&m, 0.7).unwrap()).unwrap();
+    assert_eq!(a.gap_evidence_greedy, b.gap_evidence_greedy);
+    assert_eq!(a.best_log_bound, b.best_log_bound);
+    assert_eq!(a.dpm.pairwise, b.dpm.pairwise);
+    // A run on other points is refused.
+    let other = BetaBernoulli::from_data(&binary(8, 5, 2), 2.0).unwrap();
+    let run = bhc_greedy(&other, 0.7).unwrap();
+    assert!(super::exact::compare_run(&m, run).is_err());
+}
