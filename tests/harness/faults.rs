@@ -548,6 +548,9 @@ mod writes_and_bounds;
 #[path = "faults/ownership.rs"]
 mod ownership;
 
+#[path = "faults/ownership_reports.rs"]
+mod ownership_reports;
+
 #[path = "faults/data_bounds.rs"]
 mod data_bounds;
 
