@@ -14,11 +14,13 @@ pub const CONFIGS: &[(&str, &str)] = &[
         "astar_smoke",
         include_str!("../../configs/astar_smoke.toml"),
     ),
+    ("bhc", include_str!("../../configs/bhc.toml")),
     ("bhc_purity", include_str!("../../configs/bhc_purity.toml")),
     (
         "bhc_purity_smoke",
         include_str!("../../configs/bhc_purity_smoke.toml"),
     ),
+    ("bhc_smoke", include_str!("../../configs/bhc_smoke.toml")),
     ("board", include_str!("../../configs/board.toml")),
     (
         "board_smoke",
