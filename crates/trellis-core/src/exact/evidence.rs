@@ -189,12 +189,16 @@ fn under<T>(
 /// What the fits need of a model, object-safe.
 trait ModelRef {
     fn log_z(&self, max_leaves: usize) -> Result<f64, ExactError>;
+    fn log_z_split_loop(&self, max_leaves: usize) -> Result<f64, ExactError>;
     fn tree_log_likelihood(&self, tree: &Tree) -> f64;
 }
 
 impl<M: SplitModel> ModelRef for M {
     fn log_z(&self, max_leaves: usize) -> Result<f64, ExactError> {
-        Ok(FullTrellis::build_with_limit(self, max_leaves)?.log_partition())
+        FullTrellis::log_partition_only(self, max_leaves)
+    }
+    fn log_z_split_loop(&self, max_leaves: usize) -> Result<f64, ExactError> {
+        Ok(FullTrellis::build_split_loop(self, max_leaves)?.log_partition())
     }
     fn tree_log_likelihood(&self, tree: &Tree) -> f64 {
         tree.log_likelihood(self)
@@ -207,10 +211,25 @@ fn evidence_term(
     jets: &[GinkgoModel],
     max_leaves: usize,
 ) -> impl Fn(usize, f64) -> Result<f64, FitError> + Sync + '_ {
+    evidence_term_on(likelihood, jets, max_leaves, false)
+}
+
+/// [`evidence_term`], by the split loop when `split_loop` (the path of every model before
+/// the eight lanes: the baseline of `examples/evidence_speed`).
+fn evidence_term_on(
+    likelihood: Likelihood,
+    jets: &[GinkgoModel],
+    max_leaves: usize,
+    split_loop: bool,
+) -> impl Fn(usize, f64) -> Result<f64, FitError> + Sync + '_ {
     move |i, lambda| {
         under(likelihood, &jets[i], lambda, i, |m| {
-            m.log_z(max_leaves)
-                .map_err(|source| FitError::Trellis { i, source })
+            if split_loop {
+                m.log_z_split_loop(max_leaves)
+            } else {
+                m.log_z(max_leaves)
+            }
+            .map_err(|source| FitError::Trellis { i, source })
         })
     }
 }
@@ -274,12 +293,33 @@ pub fn fit_lambda_by_evidence_with(
     hi: f64,
     max_leaves: usize,
 ) -> Result<LambdaFit, FitError> {
-    search(
-        jets.len(),
-        lo,
-        hi,
-        &evidence_term(likelihood, jets, max_leaves),
-    )
+    fit_by_evidence_on(likelihood, jets, lo, hi, max_leaves, false)
+}
+
+/// [`fit_lambda_by_evidence_with`] with every `log Z` by the split loop
+/// ([`FullTrellis::build_split_loop`]): the same search, the fit as it ran before the eight
+/// lanes, for timing against it (the same λ to the search's tolerance).
+#[doc(hidden)]
+pub fn fit_lambda_by_evidence_split_loop(
+    likelihood: Likelihood,
+    jets: &[GinkgoModel],
+    lo: f64,
+    hi: f64,
+    max_leaves: usize,
+) -> Result<LambdaFit, FitError> {
+    fit_by_evidence_on(likelihood, jets, lo, hi, max_leaves, true)
+}
+
+fn fit_by_evidence_on(
+    likelihood: Likelihood,
+    jets: &[GinkgoModel],
+    lo: f64,
+    hi: f64,
+    max_leaves: usize,
+    split_loop: bool,
+) -> Result<LambdaFit, FitError> {
+    let term = evidence_term_on(likelihood, jets, max_leaves, split_loop);
+    search(jets.len(), lo, hi, &term)
 }
 
 /// [`fit_lambda_on_trees`] under `likelihood`.

@@ -18,8 +18,9 @@ pub use astar::{astar, AstarOptions, AstarResult, AstarStats, Budget, StopReason
 pub use bounds::{DasguptaBound, GinkgoBound, SubtreeBound};
 pub use coclustering::CoClustering;
 pub use evidence::{
-    evidence_curve, fit_lambda_by_evidence, fit_lambda_by_evidence_with, fit_lambda_on_trees,
-    fit_lambda_on_trees_with, tree_curve, FitError, LambdaFit, Likelihood, ObjectiveCurve,
+    evidence_curve, fit_lambda_by_evidence, fit_lambda_by_evidence_split_loop,
+    fit_lambda_by_evidence_with, fit_lambda_on_trees, fit_lambda_on_trees_with, tree_curve,
+    FitError, LambdaFit, Likelihood, ObjectiveCurve,
 };
 pub use full::{FullTrellis, TrellisCost};
 pub use map_ties::TIE_TOLERANCE;

@@ -268,11 +268,21 @@ impl Lanes for Avx512 {
             let x = self.0;
             // max(x, lo) is lo for NaN x.
             let xc = _mm512_min_pd(_mm512_max_pd(x, set(ec::LO)), set(ec::HI));
+            let keep = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, set(ec::LO));
+            Avx512(_mm512_maskz_mov_pd(keep, Avx512(xc).exp_in_range().0))
+        })
+    }
+
+    /// [`Lanes::exp`]'s polynomial without its clamp and its zero below `ec::LO`.
+    #[inline(always)]
+    fn exp_in_range(self) -> Self {
+        avx!({
+            let x = self.0;
             // n = round(8 x / ln 2) in the low bits of kf (two's complement, so its lowest three
             // bits are n mod 8: the table index, which is all that vpermpd reads).
-            let kf = _mm512_fmadd_pd(xc, set(8.0 * ec::LOG2E), set(ec::MAGIC));
+            let kf = _mm512_fmadd_pd(x, set(8.0 * ec::LOG2E), set(ec::MAGIC));
             let n = _mm512_sub_pd(kf, set(ec::MAGIC));
-            let r = _mm512_fnmadd_pd(n, set(ec::LN2_HI / 8.0), xc);
+            let r = _mm512_fnmadd_pd(n, set(ec::LN2_HI / 8.0), x);
             let r = _mm512_fnmadd_pd(n, set(ec::LN2_LO / 8.0), r);
             let table = _mm512_loadu_pd(EXP2_EIGHTHS.as_ptr());
             let t = _mm512_permutexvar_pd(_mm512_castpd_si512(kf), table);
@@ -284,9 +294,10 @@ impl Lanes for Avx512 {
             let q1 = _mm512_fmadd_pd(pair(6), r2, pair(4));
             let p = _mm512_fmadd_pd(q1, r4, q0);
             // 2^floor(n / 8) (exact: n is an integer).
-            let y = _mm512_scalef_pd(_mm512_mul_pd(p, t), _mm512_mul_pd(n, set(0.125)));
-            let keep = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, set(ec::LO));
-            Avx512(_mm512_maskz_mov_pd(keep, y))
+            Avx512(_mm512_scalef_pd(
+                _mm512_mul_pd(p, t),
+                _mm512_mul_pd(n, set(0.125)),
+            ))
         })
     }
 

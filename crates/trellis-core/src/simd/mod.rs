@@ -294,6 +294,12 @@ pub trait Lanes: Copy {
     fn abs(self) -> Self;
     /// `e^x`, relative error under 1e-15; 0 for `x < -708`, `-inf` and NaN, `e^709` above 709.
     fn exp(self) -> Self;
+    /// [`Lanes::exp`] for `x` in `[-700, 700]`, without the range handling: lanes outside it
+    /// hold unspecified values (no fault).
+    #[inline(always)]
+    fn exp_in_range(self) -> Self {
+        self.exp()
+    }
     /// `(hi, lo) += a * b` (128-bit sums of 64-bit products) in the lanes of `m`. Each product
     /// must fit in 64 bits.
     fn count_add(lo: &mut Self::U, hi: &mut Self::U, a: Self::U, b: Self::U, m: Self::M);

@@ -84,6 +84,14 @@ impl WithLanes for Probe<'_> {
                         );
                     }
                 }
+                // exp_in_range: exp's bits on its range.
+                let mut er = [0.0; 8];
+                x.exp_in_range().store(&mut er);
+                for l in 0..8 {
+                    if (-700.0..=700.0).contains(&c[l]) {
+                        assert_eq!(er[l].to_bits(), exp[l].to_bits(), "exp_in_range({})", c[l]);
+                    }
+                }
                 y.store(&mut per);
                 let bits = [
                     L::bits(x.gt(y)),

@@ -29,6 +29,7 @@ pub(super) fn run<E: Energy>(
     // children whose counts exceed 64 bits: their products are taken in scalar 128-bit
     // arithmetic; the others sum 64-bit products into 128 bits.
     let largest = g.count_ones() + 3;
+    let z_only = t.z_only;
     let job = Cross {
         t,
         g,
@@ -36,7 +37,9 @@ pub(super) fn run<E: Energy>(
         acc,
         cands,
     };
-    if largest <= SMALL_PARENT {
+    if z_only {
+        dispatch(isa, Counted::<E, LOG_Z>(job));
+    } else if largest <= SMALL_PARENT {
         dispatch(isa, Counted::<E, SMALL>(job));
     } else if largest < 20 {
         dispatch(isa, Counted::<E, WORDS>(job));
@@ -48,10 +51,12 @@ pub(super) fn run<E: Energy>(
 /// The largest parent whose counts are summed in `f64` (see [`run`]).
 const SMALL_PARENT: u32 = 16;
 /// Count arithmetic: `f64` sums ([`SMALL_PARENT`]), 64-bit products summed into 128 bits,
-/// scalar 128-bit products.
+/// scalar 128-bit products; or no count, no MAP and no `E[log phi]`: the log-sum-exp alone
+/// ([`super::Tables::z_only`]).
 const SMALL: u8 = 0;
 const WORDS: u8 = 1;
 const WIDE: u8 = 2;
+const LOG_Z: u8 = 3;
 
 struct Cross<'a, 'b, E: Energy> {
     t: &'a Tables<'b, E>,
@@ -314,42 +319,80 @@ fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
     let permuted = Paired;
     let [step0, step1] = steps(t.k, g, &vs);
     let live1 = L::bits(vs[1].live) != 0;
-    for_each_upper_ascending!(blocks, g, |a, ba, bb| {
-        let live0 = vs[0].live_for(a, g);
-        // Both vectors' potentials first, then both vectors' sums: two independent chains of
-        // dependent operations side by side for the out-of-order core.
-        let lp0 =
-            (L::bits(live0) != 0).then(|| E::log_psi(&step0, &direct, a, &ba.st, &bb.st, live0));
-        let lp1 = live1.then(|| E::log_psi(&step1, &permuted, a, &ba.st, &bb.st, vs[1].live));
-        if let Some(lp) = lp0 {
-            step::<L, E, C>(
-                t,
-                &step0,
-                &direct,
-                lp,
-                a,
-                ba,
-                bb,
-                &mut s0,
-                &mut wide_counts[0],
-                cands,
-            );
+    if E::AHEAD {
+        // The potentials of a batch of upper parts first, then their sums in order: the
+        // potentials' long chains of dependent operations from several upper parts side by side
+        // for the out-of-order core (the sums' order, hence every bit, as one part at a time).
+        let mut batch_a = [0u64; BATCH];
+        let mut psi0: [Option<E::Psi<L>>; BATCH] = [None; BATCH];
+        let mut psi1: [Option<E::Psi<L>>; BATCH] = [None; BATCH];
+        let mut filled = 0;
+        // (A macro: a closure would be compiled without the caller's target features.)
+        macro_rules! flush {
+            () => {
+                sums::<L, E, C>(
+                    t,
+                    [&step0, &step1],
+                    &batch_a[..filled],
+                    [&psi0, &psi1],
+                    [&mut s0, &mut s1],
+                    &mut wide_counts,
+                    cands,
+                )
+            };
         }
-        if let Some(lp) = lp1 {
-            step::<L, E, C>(
-                t,
-                &step1,
-                &permuted,
-                lp,
-                a,
-                ba,
-                bb,
-                &mut s1,
-                &mut wide_counts[1],
-                cands,
-            );
-        }
-    });
+        for_each_upper_ascending!(blocks, g, |a, ba, bb| {
+            let live0 = vs[0].live_for(a, g);
+            batch_a[filled] = a;
+            psi0[filled] = (L::bits(live0) != 0)
+                .then(|| E::log_psi(&step0, &direct, a, &ba.st, &bb.st, live0));
+            psi1[filled] =
+                live1.then(|| E::log_psi(&step1, &permuted, a, &ba.st, &bb.st, vs[1].live));
+            filled += 1;
+            if filled == BATCH {
+                flush!();
+                filled = 0;
+            }
+        });
+        flush!();
+    } else {
+        for_each_upper_ascending!(blocks, g, |a, ba, bb| {
+            let live0 = vs[0].live_for(a, g);
+            // Both vectors' potentials first, then both vectors' sums: two independent chains of
+            // dependent operations side by side for the out-of-order core.
+            let lp0 = (L::bits(live0) != 0)
+                .then(|| E::log_psi(&step0, &direct, a, &ba.st, &bb.st, live0));
+            let lp1 = live1.then(|| E::log_psi(&step1, &permuted, a, &ba.st, &bb.st, vs[1].live));
+            if let Some(lp) = lp0 {
+                step::<L, E, C>(
+                    t,
+                    &step0,
+                    &direct,
+                    lp,
+                    a,
+                    ba,
+                    bb,
+                    &mut s0,
+                    &mut wide_counts[0],
+                    cands,
+                );
+            }
+            if let Some(lp) = lp1 {
+                step::<L, E, C>(
+                    t,
+                    &step1,
+                    &permuted,
+                    lp,
+                    a,
+                    ba,
+                    bb,
+                    &mut s1,
+                    &mut wide_counts[1],
+                    cands,
+                );
+            }
+        });
+    }
     // Merge the slots into their parents.
     for (v, x) in [s0, s1].iter().enumerate() {
         let mut f = [[0.0f64; 8]; 6];
@@ -368,6 +411,9 @@ fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
             }
             let p = &mut acc[(SLOT_A[j] | SLOT_B[j]) as usize];
             p.sum.add(f[0][l], f[1][l], f[2][l]);
+            if C == LOG_Z {
+                continue;
+            }
             p.best.add(f[3][l], x.best_a[l] | SLOT_A[j] as u64);
             p.add_count(if C == SMALL {
                 f[5][l] as u128
@@ -376,6 +422,35 @@ fn cross<L: Lanes, E: Energy, const C: u8>(job: Cross<'_, '_, E>) {
             } else {
                 (hi[l] as u128) << 64 | lo[l] as u128
             });
+        }
+    }
+}
+
+/// Upper parts computed ahead of their sums (see [`cross`]).
+const BATCH: usize = 8;
+
+/// Both vectors' sums for the upper parts `parts` (ascending), given their potentials.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sums<L: Lanes, E: Energy, const C: u8>(
+    t: &Tables<'_, E>,
+    steps: [&Step<'_, E, L>; 2],
+    parts: &[u64],
+    psis: [&[Option<E::Psi<L>>; BATCH]; 2],
+    x: [&mut Sums<L>; 2],
+    wide_counts: &mut [[u128; 8]; 2],
+    cands: &mut [Vec<Cand>; 8],
+) {
+    let [x0, x1] = x;
+    let [w0, w1] = wide_counts;
+    let g = steps[0].g;
+    for (i, &a) in parts.iter().enumerate() {
+        let (ba, bb) = (&t.blocks[a as usize], &t.blocks[(g ^ a) as usize]);
+        if let Some(lp) = psis[0][i] {
+            step::<L, E, C>(t, steps[0], &Direct, lp, a, ba, bb, x0, w0, cands);
+        }
+        if let Some(lp) = psis[1][i] {
+            step::<L, E, C>(t, steps[1], &Paired, lp, a, ba, bb, x1, w1, cands);
         }
     }
 }
@@ -400,6 +475,18 @@ fn step<L: Lanes, E: Energy, const C: u8>(
     let lza = f.a(&ba.lz);
     let lzb = f.b(&bb.lz);
     let z = lp.add(lza).add(lzb);
+    if C == LOG_Z {
+        // The log-sum-exp alone, with the same operations as below (the same bits).
+        let up_m = z.gt(x.m.add(L::splat(RESCALE)));
+        if L::bits(up_m) != 0 {
+            let m = L::select(up_m, z, x.m);
+            let r = L::select(up_m, x.m.sub(m).exp(), L::splat(1.0));
+            x.s = x.s.mul(r);
+            x.m = m;
+        }
+        x.s = x.s.add(z.sub(x.m).exp());
+        return;
+    }
     // Two rare events, tested at once: slots where z is far above the reference (move it), and
     // slots where the MAP value may grow: a strictly larger value (see `Sums`), from the exact
     // `log psi`, which is needed only where the upper bound exceeds the best so far (a new

@@ -20,7 +20,10 @@ pub(crate) trait Energy: Sync + Sized {
     /// One vector of slots' constants (lanes of no parent: any value).
     type Slots<L: Lanes>;
     /// One vector's `log psi`, with what its exact value needs.
-    type Psi<L: Lanes>: LanePsi<L>;
+    type Psi<L: Lanes>: LanePsi<L> + Copy;
+    /// Whether the loop computes the potentials of several upper parts before their sums
+    /// (`cross::BATCH`): faster for a long potential (the generator's), slower for short ones.
+    const AHEAD: bool = false;
 
     /// Number of leaves.
     fn n_leaves(&self) -> usize;

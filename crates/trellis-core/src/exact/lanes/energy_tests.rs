@@ -15,7 +15,7 @@ use crate::model::{
 use crate::simd::Isa;
 
 /// A xorshift stream of uniforms in [0, 1).
-fn uniforms(seed: u64) -> impl FnMut() -> f64 {
+pub(super) fn uniforms(seed: u64) -> impl FnMut() -> f64 {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     move || {
         x ^= x << 13;
@@ -153,6 +153,48 @@ fn generator_lanes_match_the_split_loop_on_every_isa() {
     });
     assert!(forbidden, "some model has a cluster with no finite tree");
     check_against_split_loop(&models);
+}
+
+/// Log Z alone ([`FullTrellis::log_partition_only`]) has the bits of the full build's log Z,
+/// every energy, every instruction set (the scalar set through the split loop), and below
+/// the lanes' smallest size.
+#[test]
+fn log_z_alone_has_the_full_build_s_bits() {
+    fn check<M: SplitModel>(what: &str, m: &M) {
+        for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+            let want = FullTrellis::build_with_isa(m, 32, isa)
+                .unwrap()
+                .log_partition();
+            let got = FullTrellis::log_partition_only_isa(m, 32, isa).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{what} {isa}: {got} vs {want}"
+            );
+        }
+        let err = FullTrellis::log_partition_only(m, m.n_leaves() - 1);
+        assert!(
+            matches!(err, Err(crate::exact::ExactError::TooManyLeaves { .. })),
+            "{what}: {err:?}"
+        );
+    }
+    for (name, m) in dasgupta_models([2, 3, 4, 7, 11]) {
+        check(&name, &m);
+    }
+    for (name, m) in correlation_models([3, 6, 10]) {
+        check(&name, &m);
+    }
+    let models = generator_models(3, 12);
+    assert!(models
+        .iter()
+        .any(|(_, m)| { FullTrellis::log_partition_only(m, 32).unwrap() == f64::NEG_INFINITY }));
+    for (name, m) in &models {
+        check(name, m);
+    }
+    let ds = generate_dataset(&GinkgoParams::qcd(), 4, 3, 12, 62, 200_000, "z").unwrap();
+    for j in &ds.jets {
+        check(&j.name, &j.model().unwrap());
+    }
 }
 
 /// Log Z, the MAP value and the count of finite trees of the lanes against every tree.

@@ -158,6 +158,7 @@ impl<L: Lanes> LanePsi<L> for Psi<L> {
 }
 
 /// `log psi` of one vector of slots.
+#[derive(Clone, Copy)]
 pub(crate) struct Psi<L: Lanes> {
     /// `log psi`, with [`Lanes::ln_fast`] unless exact (exact in the lanes of the scalar
     /// kernel's special cases, `-inf` outside the live lanes).

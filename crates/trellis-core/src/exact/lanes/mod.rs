@@ -77,6 +77,8 @@ pub(super) struct Tables<'a, E: Energy> {
     pub(super) cnt_hi: &'a [[u64; 8]],
     /// The finished clusters' MAP-tie counts, when they are counted in this pass.
     pub(super) ties: Option<ties::TieTables<'a>>,
+    /// Log Z alone: no MAP, count or `E[log phi]` (their fields are left as they were).
+    pub(super) z_only: bool,
 }
 
 impl<E: Energy> Tables<'_, E> {
@@ -234,6 +236,18 @@ impl Acc {
         }
     }
 
+    /// The parent's cell with its log Z alone (the same bits as [`Acc::finish`]'s: a parent
+    /// without a finite term has log Z `-inf` either way).
+    fn finish_z(&self) -> (Cell, u32) {
+        (
+            Cell {
+                log_z: self.sum.log(),
+                ..EMPTY_CELL
+            },
+            0,
+        )
+    }
+
     /// The parent's cell and MAP split.
     fn finish(&self) -> (Cell, u32) {
         if self.count == 0 {
@@ -289,7 +303,11 @@ fn solve_group<E: Energy>(t: &Tables<'_, E>, g: u64, isa: Isa) -> GroupOut {
                 if s != 0 {
                     local_splits(t, g, s, &out.cells, a, t.ties.is_some().then_some(c));
                 }
-                a.finish()
+                if t.z_only {
+                    a.finish_z()
+                } else {
+                    a.finish()
+                }
             }
         };
         out.cells[s as usize] = cell;
@@ -397,6 +415,25 @@ pub(super) fn build_model(
     )?
 }
 
+/// [`log_z`] for the energy of `m`.
+pub(super) fn log_z_model(
+    m: crate::model::LaneModel<'_>,
+    isa: Isa,
+    cancel: &Cancel,
+) -> Result<f64, ExactError> {
+    struct Run<'a> {
+        isa: Isa,
+        cancel: &'a Cancel,
+    }
+    impl energy::RunEnergy for Run<'_> {
+        type Output = Result<f64, ExactError>;
+        fn run<E: Energy>(self, e: &E) -> Self::Output {
+            log_z(e, self.isa, self.cancel)
+        }
+    }
+    energy::with_energy(m, Run { isa, cancel })?
+}
+
 /// What the lane trellis gives: every cell and MAP split, indexed by bitmask, and when asked
 /// for, the number of trees tied with the MAP value ([`crate::exact::map_ties`]).
 pub(super) type LaneOut = (Vec<Cell>, Vec<u32>, Option<u128>);
@@ -409,6 +446,40 @@ pub(super) fn build<E: Energy>(
     tie_tol: Option<f64>,
     cancel: &Cancel,
 ) -> Result<LaneOut, ExactError> {
+    let (blocks, cnt_hi, map_split, root_ties) = pass(k, isa, tie_tol, false, cancel)?;
+    let cells = blocks
+        .iter()
+        .zip(&cnt_hi)
+        .flat_map(|(b, h)| {
+            (0..8).map(move |l| Cell {
+                log_z: b.lz[l],
+                map: b.mp[l],
+                mean_log_phi: b.ee[l],
+                n_finite: [b.cnt[l], h[l]],
+            })
+        })
+        .collect();
+    Ok((cells, map_split, root_ties))
+}
+
+/// Log Z of energy `k` over `N >=` [`MIN_LEAVES`] leaves, the log-sum-exp alone (no MAP,
+/// count or `E[log phi]`): the same bits as [`build`]'s root.
+pub(super) fn log_z<E: Energy>(k: &E, isa: Isa, cancel: &Cancel) -> Result<f64, ExactError> {
+    let (blocks, ..) = pass(k, isa, None, true, cancel)?;
+    Ok(blocks.last().expect("at least one block").lz[7])
+}
+
+/// The blocks (and the counts' high words, the MAP splits and the root's tie count) after
+/// the bottom-up pass; with `z_only`, only the blocks' log Z is computed.
+#[allow(clippy::type_complexity)]
+fn pass<E: Energy>(
+    k: &E,
+    isa: Isa,
+    tie_tol: Option<f64>,
+    z_only: bool,
+    cancel: &Cancel,
+) -> Result<(Vec<Block<E::Stat>>, Vec<[u64; 8]>, Vec<u32>, Option<u128>), ExactError> {
+    debug_assert!(!(z_only && tie_tol.is_some()));
     let n = k.n_leaves();
     debug_assert!(n >= MIN_LEAVES);
     let n_blocks = 1usize << (n - 3);
@@ -428,7 +499,11 @@ pub(super) fn build<E: Energy>(
         }));
     }
     let mut cnt_hi = vec![[0u64; 8]; n_blocks];
-    let mut map_split = vec![0u32; 1usize << n];
+    let mut map_split = if z_only {
+        Vec::new()
+    } else {
+        vec![0u32; 1usize << n]
+    };
     // The tie counts and magnitudes (a leaf: one tree, magnitude 0).
     let (mut tie_count, mut tie_mag) = match tie_tol {
         Some(_) => (vec![0u128; 1usize << n], vec![0.0f64; 1usize << n]),
@@ -451,6 +526,7 @@ pub(super) fn build<E: Energy>(
                 count: &tie_count,
                 mag: &tie_mag,
             }),
+            z_only,
         };
         let outs: Vec<Option<GroupOut>> = groups
             .par_iter()
@@ -469,7 +545,9 @@ pub(super) fn build<E: Energy>(
                 b.cnt[l] = c.n_finite[0];
                 h[l] = c.n_finite[1];
             }
-            map_split[(g << 3) as usize..(g << 3) as usize + 8].copy_from_slice(&o.splits);
+            if !z_only {
+                map_split[(g << 3) as usize..(g << 3) as usize + 8].copy_from_slice(&o.splits);
+            }
             if tie_tol.is_some() {
                 for (l, &(c, m)) in o.ties.iter().enumerate() {
                     let i = (g << 3) as usize | l;
@@ -480,19 +558,7 @@ pub(super) fn build<E: Energy>(
         }
     }
     let root_ties = tie_tol.map(|_| tie_count[(1usize << n) - 1]);
-    let cells = blocks
-        .iter()
-        .zip(&cnt_hi)
-        .flat_map(|(b, h)| {
-            (0..8).map(move |l| Cell {
-                log_z: b.lz[l],
-                map: b.mp[l],
-                mean_log_phi: b.ee[l],
-                n_finite: [b.cnt[l], h[l]],
-            })
-        })
-        .collect();
-    Ok((cells, map_split, root_ties))
+    Ok((blocks, cnt_hi, map_split, root_ties))
 }
 
 #[cfg(test)]
