@@ -72,11 +72,11 @@ fn main() {
             .expect("the fit");
         let fit_s = t0.elapsed().as_secs_f64();
         println!(
-            "fit by the split loop: lambda {:.6} in {old_s:.2} s ({} evaluations)",
+            "fit by the split loop: lambda {:.12} in {old_s:.2} s ({} evaluations)",
             old.lambda, old.evaluations
         );
         println!(
-            "fit as the library runs it: lambda {:.6} in {fit_s:.2} s ({} evaluations): {:.2}x",
+            "fit as the library runs it: lambda {:.12} in {fit_s:.2} s ({} evaluations): {:.2}x",
             fit.lambda,
             fit.evaluations,
             old_s / fit_s
