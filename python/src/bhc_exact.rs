@@ -3,11 +3,13 @@
 //! partitions, the best and average BHC objective over all binary trees, and the gaps of a
 //! greedy fit. Sizes and costs are checked from the array's shape before anything is copied.
 
+use crate::bayes::{reduced, Reduced};
 use crate::bhc::{model_name, pair_table_bytes, rows_of, BhcFit, Cluster};
 use crate::{interruptible, value_error, with_cluster, CancelToken, Tree};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use trellis_core::bhc::brt::{BrtNode, BrtOp};
 use trellis_core::bhc::exact::{
     compare, compare_run, labels_of_subsets, BhcComparison, MAX_EXACT_POINTS, MAX_TREE_DP_POINTS,
 };
@@ -32,12 +34,84 @@ pub(crate) struct BrtFit {
     run: BrtResult,
 }
 
+/// A BRT node as pickled: children, size, log f(D_T), log p(D_T|T), the children's summed
+/// log-likelihoods, alive.
+type PickledBrtNode = (Vec<usize>, usize, f64, f64, f64, bool);
+
+/// The operations' pickled names.
+const OPS: [(&str, BrtOp); 4] = [
+    ("join", BrtOp::Join),
+    ("absorb_first", BrtOp::AbsorbIntoFirst),
+    ("absorb_second", BrtOp::AbsorbIntoSecond),
+    ("collapse", BrtOp::Collapse),
+];
+
+impl BrtFit {
+    fn of(model: &'static str, run: BrtResult) -> BrtFit {
+        BrtFit {
+            model,
+            gamma: run.gamma,
+            tree: Tree::from_hierarchy(run.hierarchy()),
+            log_p_tree: run.log_p_tree(),
+            run,
+        }
+    }
+}
+
+/// Checks that `nodes` are a greedy BRT run over `n` points: leaves `0..n` first (alive, size
+/// 1, no children), one node per operation after them, every live node's children earlier live
+/// nodes not claimed by another live node, sizes adding up, every live node but the last (the
+/// root, alive) some live node's child.
+fn check_brt_nodes(n: usize, nodes: &[BrtNode], ops: usize) -> Result<(), String> {
+    if n == 0 || nodes.len() < n || nodes.len() - n != ops || (n > 1 && ops == 0) {
+        return Err(format!(
+            "{} nodes and {ops} operations for n = {n}; a BRT has n leaves and one node per operation",
+            nodes.len()
+        ));
+    }
+    let mut claimed = vec![false; nodes.len()];
+    for (v, node) in nodes.iter().enumerate() {
+        if v < n {
+            if !(node.alive && node.size == 1 && node.children.is_empty()) {
+                return Err(format!("node {v} is not a leaf"));
+            }
+            continue;
+        }
+        if !node.alive {
+            continue;
+        }
+        if node.children.len() < 2 {
+            return Err(format!("node {v} has fewer than two children"));
+        }
+        let mut size = 0;
+        for &c in &node.children {
+            if c >= v || !nodes[c].alive || claimed[c] {
+                return Err(format!(
+                    "node {v}'s child {c} is not an earlier free live node"
+                ));
+            }
+            claimed[c] = true;
+            size += nodes[c].size;
+        }
+        if size != node.size {
+            return Err(format!("node {v}'s size is not its children's sum"));
+        }
+    }
+    let root = nodes.len() - 1;
+    match (0..nodes.len()).find(|&v| nodes[v].alive && !claimed[v] && v != root) {
+        Some(v) => Err(format!("live node {v} is in no tree")),
+        None if !nodes[root].alive || nodes[root].size != n => {
+            Err("the last node is not the root of all n points".to_string())
+        }
+        None => Ok(()),
+    }
+}
+
 #[pymethods]
 impl BrtFit {
     /// The greedy operations in the order applied: "join", "absorb" or "collapse".
     #[getter]
     fn ops(&self) -> Vec<&'static str> {
-        use trellis_core::bhc::brt::BrtOp;
         (self.run.ops.iter())
             .map(|op| match op {
                 BrtOp::Join => "join",
@@ -52,6 +126,69 @@ impl BrtFit {
             "BrtFit({:?}, n={}, gamma={}, log_p_tree={})",
             self.model, self.run.n, self.gamma, self.log_p_tree
         )
+    }
+
+    /// The same model, gamma, nodes and operations (every number bit for bit).
+    fn __eq__(&self, other: &BrtFit) -> bool {
+        self.model == other.model && self.run == other.run
+    }
+
+    /// Pickles the model, gamma, every node and operation, bit for bit.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        let nodes: Vec<PickledBrtNode> = (self.run.nodes.iter())
+            .map(|v| {
+                let t = (v.log_h1, v.log_p, v.log_p_children);
+                (v.children.clone(), v.size, t.0, t.1, t.2, v.alive)
+            })
+            .collect();
+        let ops: Vec<&str> = (self.run.ops.iter())
+            .map(|op| OPS.iter().find(|(_, o)| o == op).expect("every op named").0)
+            .collect();
+        let state = (self.model, self.run.gamma, self.run.n, nodes, ops);
+        reduced::<Self>(py, state.into_pyobject(py)?)
+    }
+
+    /// The fit `__reduce__` pickled (its tree checked again).
+    #[staticmethod]
+    fn _from_pickle(
+        model: &str,
+        gamma: f64,
+        n: usize,
+        nodes: Vec<PickledBrtNode>,
+        ops: Vec<String>,
+    ) -> PyResult<BrtFit> {
+        let bad = |e: String| PyValueError::new_err(format!("a BrtFit pickle: {e}"));
+        let model = model_name(model)?;
+        if !(gamma > 0.0 && gamma <= 1.0) {
+            return Err(bad(format!("gamma = {gamma} must be in (0, 1]")));
+        }
+        let ops = (ops.iter())
+            .map(|name| {
+                let op = OPS.iter().find(|(k, _)| k == name);
+                op.map(|(_, o)| *o)
+                    .ok_or_else(|| bad(format!("unknown operation {name:?}")))
+            })
+            .collect::<PyResult<Vec<BrtOp>>>()?;
+        let nodes: Vec<BrtNode> = (nodes.into_iter())
+            .map(
+                |(children, size, log_h1, log_p, log_p_children, alive)| BrtNode {
+                    children,
+                    size,
+                    log_h1,
+                    log_p,
+                    log_p_children,
+                    alive,
+                },
+            )
+            .collect();
+        check_brt_nodes(n, &nodes, ops.len()).map_err(bad)?;
+        let run = BrtResult {
+            n,
+            gamma,
+            nodes,
+            ops,
+        };
+        Ok(BrtFit::of(model, run))
     }
 }
 
@@ -81,13 +218,7 @@ pub(crate) fn brt(
         with_cluster!(&c, m => brt_greedy(m, gamma))
     })?
     .map_err(value_error)?;
-    Ok(BrtFit {
-        model,
-        gamma,
-        tree: Tree::from_hierarchy(run.hierarchy()),
-        log_p_tree: run.log_p_tree(),
-        run,
-    })
+    Ok(BrtFit::of(model, run))
 }
 
 /// The most rows `bhc_exact` takes: the flat trellis's and the best-tree recursion's limit.

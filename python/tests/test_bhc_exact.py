@@ -1,4 +1,4 @@
-"""tl.brt, tl.bhc_exact and pickling BhcFit: greedy Bayesian rose trees scored by their
+"""tl.brt, tl.bhc_exact and pickling BhcFit and BrtFit: greedy Bayesian rose trees scored by their
 recursion by hand, the exact DPM evidence, MAP partition, co-clustering and best BHC tree
 against enumeration of every partition and every binary tree, the gaps of a greedy fit, the
 board's `bhc` and `brt` rows equal to these calls, and the refusals before anything is copied."""
@@ -90,6 +90,33 @@ def test_bhc_fit_pickles_bit_for_bit_and_a_bad_pickle_is_refused():
         func(model, alpha, n, bad)
     with pytest.raises(ValueError, match="BhcFit pickle"):
         func(model, alpha, n + 1, nodes)
+
+
+def test_brt_fit_pickles_bit_for_bit_and_a_bad_pickle_is_refused():
+    x = np.random.default_rng(2).normal(size=(25, 3))
+    fit = tl.brt(x, "gaussian", gamma=0.4)
+    assert "collapse" in fit.ops or "absorb" in fit.ops
+    back = pickle.loads(pickle.dumps(fit))
+    assert back == fit and back is not fit
+    assert (back.model, back.gamma, back.log_p_tree, back.ops) == (
+        fit.model, fit.gamma, fit.log_p_tree, fit.ops)
+    assert back.tree == fit.tree
+    assert fit != tl.brt(x, "gaussian", gamma=0.6)
+    func, (model, gamma, n, nodes, ops) = fit.__reduce__()
+    # Nodes that are not a rose tree, an unknown operation, a wrong count: refused by name.
+    root = nodes[-1]
+    bad = list(nodes)
+    bad[-1] = ([0, 0], *root[1:])
+    with pytest.raises(ValueError, match="BrtFit pickle"):
+        func(model, gamma, n, bad, ops)
+    with pytest.raises(ValueError, match="BrtFit pickle"):
+        func(model, gamma, n, nodes, ops[:-1])
+    with pytest.raises(ValueError, match="BrtFit pickle"):
+        func(model, gamma, n, nodes, ["merge"] + ops[1:])
+    with pytest.raises(ValueError, match="BrtFit pickle"):
+        func(model, gamma, n + 1, nodes, ops)
+    with pytest.raises(ValueError, match="BrtFit pickle"):
+        func(model, 1.5, n, nodes, ops)
 
 
 def test_brt_log_p_is_its_recursion_over_the_rose_tree():
