@@ -281,6 +281,13 @@ pub fn before_computing(limit: &ExactLimit, d: &Decisions) -> Option<String> {
         .flatten()
         .map(|(_, why)| format!("note: {why}"))
         .collect();
+    if let Some(n) = d.square_distances {
+        lines.push(format!(
+            "note: the table is {n} × {n}, symmetric, with a zero diagonal: it looks like a \
+             distance matrix, read here as {n} points of {n} features; if it holds distances, \
+             give --distance (similarities: --similarity)"
+        ));
+    }
     lines.extend(exact_limit_line(limit));
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
@@ -322,6 +329,18 @@ pub struct Decisions {
     pub label_column: Option<(String, String)>,
     /// The names column found by itself, and why.
     pub names_column: Option<(String, String)>,
+    /// The table is square, symmetric, with a zero diagonal and no negative value (`n` rows):
+    /// it looks like a distance matrix read as points.
+    pub square_distances: Option<usize>,
+}
+
+/// Whether an `n × n` table (row-major) is symmetric with a zero diagonal and no negative value,
+/// `n >= 3`: a distance matrix, by its look.
+fn looks_like_distances(n: usize, dim: usize, v: &[f64]) -> bool {
+    n >= 3
+        && n == dim
+        && v.iter().all(|x| *x >= 0.0)
+        && (0..n).all(|i| v[i * n + i] == 0.0 && (0..i).all(|j| v[i * n + j] == v[j * n + i]))
 }
 
 /// The decisions the reader makes on `file` (a points table) beyond `opts`; none for other
@@ -343,6 +362,8 @@ pub fn decide(kind: DataKind, file: &Path, opts: &Options) -> Decisions {
     let Ok(m) = PointMatrix::load(file, &spec) else {
         return d;
     };
+    let n = m.n_points();
+    d.square_distances = looks_like_distances(n, m.dim(), &m.values).then_some(n);
     if !m.has_header {
         return d;
     }
@@ -527,6 +548,23 @@ mod tests {
             why: "12, as given.".into(),
             file: String::new(),
         }
+    }
+
+    #[test]
+    fn a_square_symmetric_table_with_a_zero_diagonal_looks_like_distances() {
+        let d = [0.0, 1.0, 2.0, 1.0, 0.0, 3.0, 2.0, 3.0, 0.0];
+        assert!(looks_like_distances(3, 3, &d));
+        let mut asym = d;
+        asym[1] = 1.5;
+        assert!(!looks_like_distances(3, 3, &asym));
+        let mut diag = d;
+        diag[4] = 0.1;
+        assert!(!looks_like_distances(3, 3, &diag));
+        let mut neg = d;
+        (neg[1], neg[3]) = (-1.0, -1.0);
+        assert!(!looks_like_distances(3, 3, &neg));
+        assert!(!looks_like_distances(3, 2, &d[..6]));
+        assert!(!looks_like_distances(2, 2, &[0.0, 1.0, 1.0, 0.0]));
     }
 
     #[test]
